@@ -1,0 +1,35 @@
+# cvxrank: two commands do all the set-up on a fresh machine.
+#   make verify  -> create .venv if needed, install cvxrank with its extras, run `cvxrank verify`
+#   make test    -> the same set-up, then the whole test suite (notebooks included)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install verify test lint figures clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[notebooks,dev]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+install: $(STAMP)
+
+verify: install
+	$(BIN)/cvxrank data summary --synthetic
+
+test: install
+	$(BIN)/python -m pytest -q tests
+
+lint: install
+	$(BIN)/ruff check cvxrank tests benchmarks
+
+figures: install
+	$(BIN)/cvxrank figures --out figures
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info
