@@ -20,7 +20,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 install: $(STAMP)
 
 verify: install
-	$(BIN)/cvxrank data summary --synthetic
+	$(BIN)/cvxrank verify
 
 test: install
 	$(BIN)/python -m pytest -q tests

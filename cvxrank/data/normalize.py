@@ -42,5 +42,9 @@ def query_zscore(data: RankingData) -> RankingData:
     centered = X - np.repeat(mean, data.query_sizes, axis=0)
     std = np.sqrt(np.add.reduceat(centered**2, starts, axis=0) / sizes)
     std = np.repeat(std, data.query_sizes, axis=0)
-    out = np.divide(centered, std, out=np.zeros_like(X), where=std > 1e-300)
+    # Constant features are found exactly (max == min): rounding in the mean would otherwise
+    # leave a tiny nonzero std and turn a constant into +-1.
+    varies = np.maximum.reduceat(X, starts, axis=0) > np.minimum.reduceat(X, starts, axis=0)
+    varies = np.repeat(varies, data.query_sizes, axis=0)
+    out = np.divide(centered, std, out=np.zeros_like(X), where=varies & (std > 1e-300))
     return data.with_features(out)

@@ -193,6 +193,8 @@ def _convert_all(
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     try:
         flat = np.array(" ".join(tokens).replace(":", " ").split(), dtype=np.float64)
+        if flat.size != 2 * len(tokens):  # a token like "3:" or ":5" would shift the pairs
+            raise ValueError("misaligned index:value tokens")
         pairs = flat.reshape(-1, 2)
         idx = pairs[:, 0]
         ok = (

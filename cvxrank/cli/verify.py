@@ -1,0 +1,187 @@
+"""``cvxrank verify``: every registered fast solver against a certified CVXPY optimum.
+
+Usage::
+
+    cvxrank verify [--quick] [--json] [--figures DIR | --no-figures] [--only PATTERN]
+                   [--reference-solver CLARABEL]
+
+For each (formulation, solver) pair of :mod:`cvxrank.registry` and each embedded instance of
+:mod:`cvxrank.instances` (``--quick``: the small set), it solves the formulation's primal and
+dual with CVXPY to a certified optimum, runs the solver, and validates the run
+(:func:`cvxrank.validate.validate`): relative objective gap ``(P(w) - p*) / max(1, |p*|)``
+within the entry's tolerance and a fitted convergence rate at least as fast as the proven one.
+
+The table has one row per pair: relative objective gap ``rel.gap``, relative duality gap
+of the final iterate ``duality.gap``, fitted and proven rates, the reference's primal solve
+time ``ref[s]`` (CVXPY compilation included), the solver's time (trace evaluation excluded)
+and the speed-up (reference time / solver time). Figures (PNG)
+and the CSV of the traces behind them go to ``--figures`` (default ``figures``).
+
+JSON (``--json``): ``{"pairs": [...], "passed": bool, "failed": [names], "instances": [...],
+"reference_solver": str, "figures": [paths]}``; each pair holds the numbers of the table and
+the verdict's ``reasons``.
+
+Exit codes: 0 when every pair passes; 1 when some pair fails, with one line per failing pair
+on stderr: ``verify failed: <formulation>/<solver> on <instance>: <reasons>``; 2 for bad input
+(an ``--only`` pattern matching nothing, an unknown reference solver, an unwritable figures
+directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from cvxrank.cli.common import add_json_flag, emit_json
+
+#: (header, width) of the table columns.
+COLUMNS = (
+    ("formulation", 22), ("solver", 6), ("instance", 12), ("pairs", 6), ("rel.gap", 8),
+    ("duality.gap", 11), ("fitted rate", 13), ("proven rate", 15), ("ref[s]", 7),
+    ("solver[s]", 9), ("speed-up", 8), ("verdict", 7),
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``verify`` to the top-level parser."""
+    parser = subparsers.add_parser(
+        "verify",
+        help="check every fast solver against certified CVXPY optima",
+        description="Run every registered (formulation, solver) pair on the embedded seeded "
+        "instances: certified CVXPY reference, solver run, relative gap and fitted rate "
+        "against the proven rate. Prints a table, writes figures, exits 1 naming the pairs "
+        "that fail.",
+    )
+    add_verification_options(parser)
+    add_json_flag(parser)
+    parser.add_argument("--figures", metavar="DIR", default="figures",
+                        help="directory for the PNG figures and trace CSVs (default figures)")
+    parser.add_argument("--no-figures", action="store_true", help="do not write figures")
+    parser.set_defaults(func=run_verify)
+
+
+def add_verification_options(parser: argparse.ArgumentParser) -> None:
+    """``--quick``, ``--only`` and ``--reference-solver`` (shared with ``figures``)."""
+    parser.add_argument("--quick", action="store_true",
+                        help="the small instance set (about a minute)")
+    parser.add_argument("--only", metavar="PATTERN", default=None,
+                        help="only the pairs whose '<formulation>/<solver>' matches PATTERN "
+                        "(shell wildcards, e.g. 'ranksvm-hinge/*' or '*/apg'; without a "
+                        "wildcard, a substring)")
+    parser.add_argument("--reference-solver", metavar="SOLVER", default="CLARABEL",
+                        help="CVXPY solver of the certified references (CLARABEL, ECOS, OSQP, "
+                        "SCS, ...; default CLARABEL)")
+
+
+def select(args: argparse.Namespace) -> tuple[list[Any], list[Any], str]:
+    """(entries, instances, reference solver) from the options; ValueError on bad input."""
+    from cvxrank.instances import instance_set
+    from cvxrank.registry import REGISTRY, entries
+    from cvxrank.verification import check_reference_solver
+
+    chosen = entries(args.only)
+    if not chosen:
+        names = ", ".join(e.name for e in REGISTRY) or "none registered"
+        raise ValueError(f"--only {args.only!r} matches no registered pair (pairs: {names})")
+    solver = check_reference_solver(args.reference_solver)
+    return chosen, list(instance_set(args.quick)), solver
+
+
+def prepare_dir(path: str) -> Path:
+    """Create the output directory now, so that a bad path fails before the long run."""
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    if not out.is_dir():
+        raise NotADirectoryError(f"{out} is not a directory")
+    return out
+
+
+def _sci(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.1e}"
+
+
+def _secs(value: float) -> str:
+    if not math.isfinite(value):
+        return "-"
+    return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+
+
+def format_header() -> str:
+    """The table's header line."""
+    return "  ".join(f"{h:<{w}}" for h, w in COLUMNS).rstrip()
+
+
+def format_row(outcome: Any) -> str:
+    """One table row for a :class:`~cvxrank.verification.PairOutcome`."""
+    v = outcome.validation
+    speed = outcome.speedup
+    cells = [
+        outcome.formulation, outcome.solver, outcome.instance.name,
+        str(outcome.n_pairs or "-"),
+        _sci(v.rel_gap) if v else "-",
+        _sci(v.duality_gap) if v else "-",
+        v.fitted_label if v else "-",
+        v.rate.expected if v else "-",
+        _secs(outcome.reference_time),
+        _secs(outcome.solver_time),
+        f"{speed:.2g}x" if math.isfinite(speed) else "-",
+        "ok" if outcome.passed else "FAIL",
+    ]
+    return "  ".join(f"{c:<{w}}" for c, (_, w) in zip(cells, COLUMNS, strict=True)).rstrip()
+
+
+def report_failures(outcomes: list[Any], stream: TextIO | None = None) -> int:
+    """Write ``verify failed: ...`` lines to stderr; return 1 if any pair failed, else 0."""
+    from cvxrank.verification import failure_messages
+
+    lines = failure_messages(outcomes)
+    out = sys.stderr if stream is None else stream
+    for line in lines:
+        out.write(line + "\n")
+    return 1 if lines else 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """The ``verify`` subcommand."""
+    from cvxrank.plots import write_figures
+    from cvxrank.verification import run_verification
+
+    chosen, instances, ref_solver = select(args)
+    out_dir = None if args.no_figures else prepare_dir(args.figures)
+    start = time.perf_counter()
+
+    def progress(outcome: Any, done: int, total: int) -> None:
+        if not args.json:
+            print(format_row(outcome), flush=True)
+
+    if not args.json:
+        sizes = ", ".join(i.name for i in instances)
+        print(f"cvxrank verify: {len(chosen)} pairs x {len(instances)} instances ({sizes}), "
+              f"reference {ref_solver}")
+        print(format_header(), flush=True)
+    outcomes = run_verification(chosen, instances, ref_solver, progress=progress)
+    figures = [] if out_dir is None else write_figures(outcomes, out_dir)
+    elapsed = time.perf_counter() - start
+    failed = [o for o in outcomes if not o.passed]
+    if args.json:
+        emit_json({
+            "pairs": [o.as_dict() for o in outcomes],
+            "passed": not failed,
+            "failed": [o.name for o in failed],
+            "instances": [i.describe() for i in instances],
+            "reference_solver": ref_solver,
+            "figures": [str(p) for p in figures],
+            "elapsed": elapsed,
+        })
+    else:
+        if figures:
+            print(f"wrote {len(figures) // 2} figures (PNG + CSV) to {out_dir}")
+        verdict = "all passed" if not failed else f"{len(failed)} FAILED"
+        print(f"{len(outcomes)} pairs verified in {elapsed:.1f}s: {verdict}")
+    return report_failures(outcomes)

@@ -1,0 +1,247 @@
+"""Certified reference solutions: a formulation's primal and dual solved by a CVXPY solver.
+
+:func:`solve_reference` solves both :meth:`~cvxrank.formulations.base.Formulation.primal` and
+:meth:`~cvxrank.formulations.base.Formulation.dual` with tight solver settings and accepts the
+result only when
+
+* both solver statuses are ``optimal``,
+* the relative primal-dual gap ``|p* - d*| / max(1, |p*|)`` is at most
+  :func:`cvxrank.tolerances.reference_agreement` of the solver, and
+* the formulation's own numpy evaluators agree with the solver's optimal values to the same
+  tolerance: ``primal_value(w*)`` with p* and ``dual_value(alpha*)`` with d*.
+
+Otherwise it raises :class:`~cvxrank.errors.SolverError`. Certified references are cached in
+memory (and optionally on disk) by the formulation's :meth:`cache_key` and the solver name, so a
+notebook or a test suite asking again for the same problem and C does not solve again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from cvxrank.errors import SolverError
+from cvxrank.formulations.base import Formulation
+from cvxrank.tolerances import reference_agreement
+
+#: Solver settings used for reference solves (keys are CVXPY solver names). Interior-point
+#: solvers are run close to machine precision; ECOS stops with ``optimal_inaccurate`` on
+#: some RankSVM instances at 1e-10, so it gets 1e-9. The first-order solvers (OSQP, SCS) get
+#: 1e-8: tighter settings make them hit the iteration limit on degenerate duals even when
+#: their objective is already correct to 1e-9. A solver not listed runs with its defaults.
+SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
+    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+                 "max_iter": 500},
+    "ECOS": {"abstol": 1e-9, "reltol": 1e-9, "feastol": 1e-9, "max_iters": 500},
+    "OSQP": {"eps_abs": 1e-8, "eps_rel": 1e-8, "polishing": True, "max_iter": 100_000},
+    "SCS": {"eps_abs": 1e-8, "eps_rel": 1e-8, "max_iters": 100_000},
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Reference:
+    """A certified optimum of a formulation (primal and dual).
+
+    Attributes
+    ----------
+    p_star : float
+        Optimal primal value (minimization) reported by the solver.
+    d_star : float
+        Optimal dual value (maximization) reported by the solver.
+    w : ndarray
+        Primal solution (read-only).
+    alpha : ndarray
+        Dual solution (read-only).
+    primal_status, dual_status : str
+        CVXPY statuses of the two solves (``"optimal"`` for a certified reference).
+    solver : str
+        CVXPY solver name, upper case.
+    primal_time, dual_time : float
+        Wall-clock seconds of each ``Problem.solve`` call (compilation included).
+    rel_gap : float
+        ``|p* - d*| / max(1, |p*|)``.
+    key : str
+        The formulation's :meth:`~cvxrank.formulations.base.Formulation.cache_key` at
+        solve time (data, formulation, weights, hyper-parameter values).
+    """
+
+    p_star: float
+    d_star: float
+    w: np.ndarray
+    alpha: np.ndarray
+    primal_status: str
+    dual_status: str
+    solver: str
+    primal_time: float
+    dual_time: float
+    rel_gap: float
+    key: str
+
+
+_CACHE: dict[tuple[str, str], Reference] = {}
+
+
+def clear_reference_cache() -> None:
+    """Forget the in-memory references (files written to a ``cache_dir`` are kept)."""
+    _CACHE.clear()
+
+
+def _relative(a: float, b: float) -> float:
+    """``|a - b| / max(1, |a|)``, the relative difference used for every agreement check."""
+    return abs(a - b) / max(1.0, abs(a))
+
+
+def solve_reference(
+    formulation: Formulation,
+    solver: str = "CLARABEL",
+    *,
+    cache: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
+    verbose: bool = False,
+) -> Reference:
+    """Solve a formulation's primal and dual with a CVXPY solver and certify the optimum.
+
+    Parameters
+    ----------
+    formulation : Formulation
+        The problem, at its current hyper-parameter values.
+    solver : str
+        An installed CVXPY solver (``"CLARABEL"``, ``"ECOS"``, ``"OSQP"``, ``"SCS"``, ...),
+        run with the settings in :data:`SOLVER_OPTIONS`.
+    cache : bool
+        Return a previously certified reference for the same
+        ``(formulation.cache_key(), solver)`` and remember this one. With False, always
+        solve and store nothing.
+    cache_dir : path or None
+        Also look for and store the reference as an ``.npz`` file in this directory (the file
+        name is a hash of the key and the solver).
+    verbose : bool
+        Passed to ``Problem.solve``.
+
+    Returns
+    -------
+    Reference
+
+    Raises
+    ------
+    ValueError
+        If ``solver`` is not an installed CVXPY solver (the message lists those that are).
+    SolverError
+        If the solver fails, a status is not ``optimal``, the primal-dual gap exceeds
+        :func:`~cvxrank.tolerances.reference_agreement`, or the numpy evaluators disagree
+        with the solver's values; the message names the solver, the formulation, the
+        statuses, p*, d* and the gap.
+    """
+    name = solver.upper()
+    installed = cp.installed_solvers()
+    if name not in installed:
+        raise ValueError(f"solver {solver!r} is not an installed CVXPY solver; installed: "
+                         f"{', '.join(installed)}")
+    key = formulation.cache_key()
+    if cache:
+        if (key, name) in _CACHE:
+            return _CACHE[(key, name)]
+        if cache_dir is not None:
+            loaded = _load(_cache_path(cache_dir, key, name), key, name)
+            if loaded is not None:
+                _CACHE[(key, name)] = loaded
+                return loaded
+
+    primal, primal_time = _solve(formulation.primal(), formulation, name, "primal", verbose)
+    dual, dual_time = _solve(formulation.dual(), formulation, name, "dual", verbose)
+    p_star, d_star = _value(primal), _value(dual)
+    rel_gap = _relative(p_star, d_star)
+    tol = reference_agreement(name)
+    summary = (f"{name} on {formulation.name} {formulation.params()}: primal status "
+               f"{primal.status}, dual status {dual.status}, p* = {p_star!r}, d* = {d_star!r}, "
+               f"relative gap {rel_gap:.3e} (allowed {tol:.1e})")
+    if primal.status != cp.OPTIMAL or dual.status != cp.OPTIMAL:
+        raise SolverError(f"not certified, a status is not optimal: {summary}")
+    if not rel_gap <= tol:
+        raise SolverError(f"not certified, primal and dual optima disagree: {summary}")
+    w = np.array(formulation.w_variable.value, dtype=np.float64)
+    alpha = np.array(formulation.alpha_variable.value, dtype=np.float64)
+    for what, evaluated, solved in (
+        ("primal_value(w*)", formulation.primal_value(w), p_star),
+        ("dual_value(alpha*)", formulation.dual_value(alpha), d_star),
+    ):
+        if not _relative(solved, evaluated) <= tol:
+            raise SolverError(
+                f"not certified, {what} = {evaluated!r} disagrees with the solver's value "
+                f"{solved!r} (relative {_relative(solved, evaluated):.3e}): {summary}"
+            )
+    w.flags.writeable = False
+    alpha.flags.writeable = False
+    ref = Reference(
+        p_star=p_star, d_star=d_star, w=w, alpha=alpha, primal_status=primal.status,
+        dual_status=dual.status, solver=name, primal_time=primal_time, dual_time=dual_time,
+        rel_gap=rel_gap, key=key,
+    )
+    if cache:
+        _CACHE[(key, name)] = ref
+        if cache_dir is not None:
+            _store(_cache_path(cache_dir, key, name), ref)
+    return ref
+
+
+def _solve(problem: cp.Problem, formulation: Formulation, solver: str, which: str,
+           verbose: bool) -> tuple[cp.Problem, float]:
+    """Solve one problem with the reference settings; solver crashes become SolverError."""
+    start = time.perf_counter()
+    try:
+        problem.solve(solver=solver, verbose=verbose, **SOLVER_OPTIONS.get(solver, {}))
+    except cp.SolverError as exc:
+        raise SolverError(
+            f"{solver} failed on the {which} of {formulation.name} {formulation.params()}: "
+            f"{exc}"
+        ) from exc
+    return problem, time.perf_counter() - start
+
+
+def _value(problem: cp.Problem) -> float:
+    return float("nan") if problem.value is None else float(problem.value)
+
+
+def _cache_path(cache_dir: str | os.PathLike[str], key: str, solver: str) -> Path:
+    digest = hashlib.sha256(f"{key}|{solver}".encode()).hexdigest()[:32]
+    return Path(cache_dir) / f"reference-{digest}.npz"
+
+
+_SCALARS = ("p_star", "d_star", "primal_time", "dual_time", "rel_gap")
+_STRINGS = ("primal_status", "dual_status", "solver", "key")
+
+
+def _store(path: Path, ref: Reference) -> None:
+    """Write ``ref`` to ``path`` atomically (a temporary file, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fields = {k: np.float64(getattr(ref, k)) for k in _SCALARS}
+    fields.update({k: np.str_(getattr(ref, k)) for k in _STRINGS})
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
+    with os.fdopen(fd, "wb") as fh:
+        np.savez(fh, w=ref.w, alpha=ref.alpha, **fields)
+    os.replace(tmp, path)
+
+
+def _load(path: Path, key: str, solver: str) -> Reference | None:
+    """The reference stored at ``path`` if it exists and was stored for ``key`` and ``solver``."""
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as f:
+        if str(f["key"]) != key or str(f["solver"]) != solver:
+            return None
+        w, alpha = np.array(f["w"]), np.array(f["alpha"])
+        w.flags.writeable = False
+        alpha.flags.writeable = False
+        return Reference(
+            w=w, alpha=alpha,
+            **{k: float(f[k]) for k in _SCALARS},
+            **{k: str(f[k]) for k in _STRINGS},
+        )

@@ -1,0 +1,277 @@
+"""Certified reference solves: primal-dual agreement, independent cross-checks, caching, errors."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.svm import LinearSVC
+
+import cvxrank.reference as reference
+from cvxrank.data import RankingData, build_pairs, make_synthetic, read_svmlight
+from cvxrank.errors import SolverError
+from cvxrank.formulations import RankSVM
+from cvxrank.reference import clear_reference_cache, solve_reference
+from cvxrank.tolerances import (
+    FAST_SOLVER_GAP,
+    FEASIBILITY,
+    NEWTON_GAP,
+    reference_agreement,
+)
+
+LOSSES = ["hinge", "squared_hinge"]
+
+#: (n_queries, docs_per_query, seed, C, weighted), named by their number of pairs. ECOS
+#: stops at optimal_inaccurate on the squared-hinge dual from C ~ 10 on (see
+#: test_clarabel_certifies_a_wide_range_of_C), so C stays <= 3 here.
+INSTANCES = {
+    "47-pairs": (3, 8, 0, 1.0, False),
+    "232-pairs": (6, 12, 5, 3.0, True),
+    "1k-pairs": (10, 20, 1, 0.1, True),
+    "5k-pairs": (20, (20, 40), 6, 1.0, True),
+    "10k-pairs": (15, 50, 2, 0.01, False),
+}
+
+
+def rel(a: float, b: float) -> float:
+    """|a - b| / max(1, |b|), the relative difference of the tolerance levels."""
+    return abs(a - b) / max(1.0, abs(b))
+
+
+def instance(name: str, loss: str) -> RankSVM:
+    n_queries, docs, seed, C, weighted = INSTANCES[name]
+    data = make_synthetic(n_queries=n_queries, docs_per_query=docs, n_features=10, seed=seed)
+    if not weighted:
+        return RankSVM(data, C=C, loss=loss)
+    p = build_pairs(data).n_pairs
+    rng = np.random.default_rng(seed)
+    return RankSVM(data, C=C, loss=loss, pair_weight=rng.uniform(0.2, 3.0, p),
+                   margin=rng.uniform(0.5, 2.0, p))
+
+
+def explicit_pairs(data: RankingData) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """Every preference pair (i, j) and x_i - x_j, by explicit loops (independent of PairSet)."""
+    X, y, ptr = data.X, data.y, data.query_ptr
+    pairs = []
+    for q in range(data.n_queries):
+        docs = range(ptr[q], ptr[q + 1])
+        pairs += [(i, j) for i in docs for j in docs if y[i] > y[j]]
+    return pairs, np.array([X[i] - X[j] for i, j in pairs])
+
+
+# -- primal-dual agreement of the certified reference -----------------------------------------
+@pytest.mark.parametrize("solver", ["CLARABEL", "ECOS"])
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("name", list(INSTANCES))
+def test_reference_primal_and_dual_agree(name: str, loss: str, solver: str) -> None:
+    f = instance(name, loss)
+    ref = solve_reference(f, solver)
+    tol = reference_agreement(solver)
+    assert ref.primal_status == ref.dual_status == cp.OPTIMAL
+    assert ref.solver == solver
+    assert ref.rel_gap == pytest.approx(rel(ref.d_star, ref.p_star))
+    assert ref.rel_gap <= tol
+    assert rel(f.primal_value(ref.w), ref.p_star) <= tol
+    assert rel(f.dual_value(ref.alpha), ref.p_star) <= tol
+    # The dual solution gives a primal optimum through w = X^T A^T alpha. An error e in the
+    # dual objective moves w by O(sqrt(e)), which costs O(sqrt(e)) in the nonsmooth hinge
+    # primal but O(e) in the smooth squared-hinge primal: the hinge check is held to the
+    # level a dual solver's primal iterate must reach, FAST_SOLVER_GAP.
+    w_dual_tol = tol if loss == "squared_hinge" else FAST_SOLVER_GAP
+    assert rel(f.primal_value(f.primal_from_dual(ref.alpha)), ref.p_star) <= w_dual_tol
+    assert f.dual_infeasibility(ref.alpha) <= FEASIBILITY
+    assert ref.primal_time > 0 and ref.dual_time > 0
+
+
+@pytest.mark.parametrize("C", [1e-4, 1e-2, 1.0, 100.0, 1e3])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_clarabel_certifies_a_wide_range_of_C(loss: str, C: float) -> None:
+    f = instance("232-pairs", loss)
+    f.set_params(C=C)
+    ref = solve_reference(f)
+    tol = reference_agreement("CLARABEL")
+    assert ref.rel_gap <= tol
+    assert rel(f.primal_value(f.primal_from_dual(ref.alpha)), ref.p_star) <= tol
+    assert f.dual_infeasibility(ref.alpha) <= FEASIBILITY
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_solvers_agree_with_each_other(loss: str) -> None:
+    for name in INSTANCES:
+        f = instance(name, loss)
+        p_clarabel = solve_reference(f, "CLARABEL").p_star
+        assert rel(solve_reference(f, "ECOS").p_star, p_clarabel) <= reference_agreement("ECOS")
+
+
+@pytest.mark.parametrize("solver", ["OSQP", "SCS"])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_first_order_solvers_match_clarabel_on_a_small_instance(loss: str, solver: str) -> None:
+    f = instance("47-pairs", loss)
+    ref = solve_reference(f, solver)
+    assert ref.rel_gap <= reference_agreement(solver)
+    assert rel(ref.p_star, solve_reference(f, "CLARABEL").p_star) <= reference_agreement(solver)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("loss", LOSSES)
+def test_clarabel_certifies_ohsumed_fold1_test(shared_data, loss: str) -> None:
+    # LETOR 3.0 OHSUMED, QueryLevelNorm Fold1 test.txt: 3,383 documents, 45 features,
+    # 78,983 pairs; about 2-3 s per solve.
+    path = shared_data / "letor3_ohsumed" / "QueryLevelNorm" / "Fold1" / "test.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    f = RankSVM(read_svmlight(path), C=1e-3, loss=loss)
+    assert f.pairs.n_pairs == 78_983
+    ref = solve_reference(f)
+    tol = reference_agreement("CLARABEL")
+    assert ref.rel_gap <= tol
+    assert rel(f.primal_value(f.primal_from_dual(ref.alpha)), ref.p_star) <= tol
+    assert f.dual_infeasibility(ref.alpha) <= FEASIBILITY
+
+
+# -- independent references -------------------------------------------------------------------
+@pytest.mark.parametrize("weighted", [False, True])
+def test_squared_hinge_matches_lbfgs_on_explicit_pair_differences(weighted: bool) -> None:
+    # scipy's L-BFGS on the smooth (C^1, piecewise quadratic, strongly convex) primal written
+    # with explicit difference vectors. Quasi-Newton convergence is superlinear near the
+    # optimum, so it is held to the Newton-solver level NEWTON_GAP (it reaches ~1e-14).
+    data = make_synthetic(n_queries=6, docs_per_query=12, n_features=10, seed=3)
+    pairs, D = explicit_pairs(data)
+    rng = np.random.default_rng(3)
+    c = rng.uniform(0.2, 3.0, len(D)) if weighted else np.ones(len(D))
+    m = rng.uniform(0.5, 2.0, len(D)) if weighted else np.ones(len(D))
+    C = 0.3
+    # hand the same weights and margins to RankSVM, in the order of its own pair set
+    index = {pair: k for k, pair in enumerate(pairs)}
+    ours = build_pairs(data)
+    perm = [index[(i, j)] for i, j in zip(ours.upper.tolist(), ours.lower.tolist(), strict=True)]
+    assert sorted(perm) == list(range(len(D)))
+    f = RankSVM(data, C=C, loss="squared_hinge", pair_weight=c[perm], margin=m[perm],
+                pairs=ours)
+
+    def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
+        r = np.maximum(0.0, m - D @ w)
+        return 0.5 * w @ w + C * (c * r) @ r, w - 2 * C * D.T @ (c * r)
+
+    res = minimize(objective, np.zeros(data.n_features), jac=True, method="L-BFGS-B",
+                   options={"gtol": 1e-12, "ftol": 1e-16, "maxiter": 10_000, "maxcor": 30})
+    p_star = solve_reference(f).p_star
+    assert rel(f.primal_value(res.x), objective(res.x)[0]) <= reference_agreement("CLARABEL")
+    assert rel(objective(res.x)[0], p_star) <= NEWTON_GAP
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_hinge_matches_liblinear_on_explicit_pair_differences(weighted: bool) -> None:
+    # LinearSVC(loss="hinge", fit_intercept=False) minimizes
+    #     1/2 ||v||^2 + C_svc * sum_i s_i max(0, 1 - y_i v.z_i)
+    # (s_i = sample_weight). LinearSVC needs two classes, so each pair k enters twice:
+    # z = d_k / m_k with y = +1 and z = -d_k / m_k with y = -1, both with s = c_k m_k. Both
+    # copies have the loss s max(0, 1 - v.d_k / m_k) = c_k max(0, m_k - v.d_k) (m_k > 0), so
+    # the LinearSVC objective is 1/2 ||v||^2 + 2 C_svc sum_k c_k max(0, m_k - v.d_k): ours
+    # with C = 2 C_svc, i.e. C_svc = C / 2.
+    # liblinear is a dual coordinate-descent solver: it is held to the fast-solver level
+    # FAST_SOLVER_GAP; with tol=1e-10 it reaches ~1e-11 on these instances.
+    data = make_synthetic(n_queries=6, docs_per_query=12, n_features=10, seed=4)
+    pairs = build_pairs(data)
+    D = data.X[pairs.upper] - data.X[pairs.lower]
+    rng = np.random.default_rng(4)
+    c = rng.uniform(0.2, 3.0, len(D)) if weighted else np.ones(len(D))
+    m = rng.uniform(0.5, 2.0, len(D)) if weighted else np.ones(len(D))
+    C = 0.5
+    f = RankSVM(data, C=C, loss="hinge", pair_weight=c, margin=m)
+    Z = D / m[:, None]
+    svc = LinearSVC(loss="hinge", fit_intercept=False, C=C / 2, tol=1e-10, max_iter=1_000_000,
+                    dual=True)
+    svc.fit(np.vstack([Z, -Z]), np.r_[np.ones(len(D)), -np.ones(len(D))],
+            sample_weight=np.r_[c * m, c * m])
+    w = svc.coef_.ravel()
+    p_star = solve_reference(f).p_star
+    assert f.primal_value(w) >= p_star - reference_agreement("CLARABEL") * max(1.0, p_star)
+    assert rel(f.primal_value(w), p_star) <= FAST_SOLVER_GAP
+
+
+# -- caching ----------------------------------------------------------------------------------
+def test_cache_returns_the_same_reference_until_C_changes() -> None:
+    clear_reference_cache()
+    f = instance("47-pairs", "hinge")
+    first = solve_reference(f)
+    assert solve_reference(f) is first
+    assert solve_reference(instance("47-pairs", "hinge")) is first  # same data, same key
+    assert first.key == f.cache_key()
+
+    f.set_params(C=0.05)
+    other = solve_reference(f)
+    assert other is not first
+    assert rel(other.p_star, first.p_star) > 1e3 * reference_agreement("CLARABEL")
+    f.set_params(C=1.0)
+    assert solve_reference(f) is first
+
+    assert solve_reference(f, cache=False) is not first
+    clear_reference_cache()
+    again = solve_reference(f)
+    assert again is not first
+    assert rel(again.p_star, first.p_star) <= reference_agreement("CLARABEL")
+
+
+def test_disk_cache_round_trip(tmp_path) -> None:
+    clear_reference_cache()
+    ref = solve_reference(instance("47-pairs", "squared_hinge"), cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("*.npz"))) == 1
+    clear_reference_cache()
+    fresh = instance("47-pairs", "squared_hinge")
+    loaded = solve_reference(fresh, cache_dir=tmp_path)
+    assert fresh.primal().status is None and fresh.dual().status is None  # nothing solved
+    assert loaded is not ref
+    for field in ("p_star", "d_star", "rel_gap", "primal_status", "dual_status", "solver",
+                  "primal_time", "dual_time", "key"):
+        assert getattr(loaded, field) == getattr(ref, field)
+    np.testing.assert_array_equal(loaded.w, ref.w)
+    np.testing.assert_array_equal(loaded.alpha, ref.alpha)
+    assert solve_reference(fresh, cache_dir=tmp_path) is loaded  # now in memory
+    assert solve_reference(fresh, "ECOS", cache_dir=tmp_path).solver == "ECOS"
+    assert len(list(tmp_path.glob("*.npz"))) == 2
+
+
+# -- failures ---------------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+@pytest.mark.parametrize("solver,options", [("CLARABEL", {"max_iter": 1}),
+                                            ("ECOS", {"max_iters": 1})])
+def test_iteration_limit_raises_solver_error(monkeypatch, solver: str, options: dict) -> None:
+    monkeypatch.setitem(reference.SOLVER_OPTIONS, solver, options)
+    f = instance("1k-pairs", "hinge")
+    match = f"status is not optimal: {solver} on ranksvm-hinge.*status user_limit"
+    with pytest.raises(SolverError, match=match):
+        solve_reference(f, solver, cache=False)
+
+
+def test_gap_above_tolerance_raises_solver_error(monkeypatch) -> None:
+    monkeypatch.setattr(reference, "reference_agreement", lambda solver: -1.0)
+    match = "optima disagree: CLARABEL.*p\\* = .*d\\* = .*relative gap"
+    with pytest.raises(SolverError, match=match):
+        solve_reference(instance("47-pairs", "hinge"), cache=False)
+
+
+def test_evaluator_disagreement_raises_solver_error(monkeypatch) -> None:
+    f = instance("47-pairs", "squared_hinge")
+    monkeypatch.setattr(f, "dual_value", lambda alpha: RankSVM.dual_value(f, alpha) + 1.0)
+    with pytest.raises(SolverError, match="dual_value\\(alpha\\*\\)"):
+        solve_reference(f, cache=False)
+
+
+def test_solver_crash_raises_solver_error(monkeypatch) -> None:
+    f = instance("47-pairs", "hinge")
+
+    def crash(*args, **kwargs):
+        raise cp.SolverError("Solver 'CLARABEL' failed.")
+
+    monkeypatch.setattr(f.primal(), "solve", crash)
+    with pytest.raises(SolverError, match="CLARABEL failed on the primal of ranksvm-hinge"):
+        solve_reference(f, cache=False)
+
+
+def test_unknown_solver_lists_the_installed_ones() -> None:
+    f = instance("47-pairs", "hinge")
+    with pytest.raises(ValueError, match="not an installed.*CLARABEL"):
+        solve_reference(f, "NOT_A_SOLVER")
+    assert solve_reference(f, "clarabel").solver == "CLARABEL"

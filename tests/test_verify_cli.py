@@ -1,0 +1,142 @@
+"""``cvxrank verify`` and ``cvxrank figures``: exit codes, table, JSON, figures, failures."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from cvxrank import registry
+from cvxrank.cli import main as cli_main
+from cvxrank.instances import QUICK
+from cvxrank.registry import Entry, _ranksvm
+from cvxrank.solvers import solve_projected_gradient
+from cvxrank.validate import RateSpec
+from cvxrank.verification import TRACE_COLUMNS, run_verification
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run ``cvxrank ARGS`` in-process; returns (exit code, stdout, stderr)."""
+    def run(*args: str) -> tuple[int, str, str]:
+        code = cli_main.main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def test_quick_verify_passes_and_writes_figures(cli, tmp_path) -> None:
+    figs = tmp_path / "figs"
+    code, out, err = cli("verify", "--quick", "--json", "--figures", str(figs))
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["passed"] is True and report["failed"] == []
+    n_entries = len(registry.entries())
+    assert len(report["pairs"]) == n_entries * len(QUICK)
+    for pair in report["pairs"]:
+        assert pair["passed"] and pair["reasons"] == []
+        assert 0 <= abs(pair["rel_gap"]) <= pair["tol"]
+        assert pair["rate_ok"] is True and pair["fitted"] is not None
+        assert pair["reference_time"] > 0 and pair["solver_time"] > 0
+        assert pair["speedup"] == pytest.approx(pair["reference_time"] / pair["solver_time"])
+    pngs = sorted(figs.glob("*.png"))
+    csvs = sorted(figs.glob("*.csv"))
+    formulations = {e.formulation for e in registry.entries()}
+    assert len(pngs) == len(csvs) == len(formulations) * len(QUICK)
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    with open(csvs[0], newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert tuple(rows[0]) == TRACE_COLUMNS
+    assert {r["solver"] for r in rows} >= {"pg", "apg"}
+    assert all(float(r["primal"]) >= float(r["dual"]) - 1e-9 for r in rows)
+    assert sorted(report["figures"]) == sorted(str(p) for p in pngs + csvs)
+
+
+def test_table_lists_every_pair(cli) -> None:
+    code, out, err = cli("verify", "--quick", "--no-figures", "--only", "*/apg")
+    assert code == 0, err
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("formulation"))
+    for col in ("rel.gap", "duality.gap", "fitted rate", "proven rate", "ref[s]", "solver[s]",
+                "speed-up"):
+        assert col in lines[header]
+    rows = lines[header + 1: header + 1 + 2 * len(QUICK)]
+    assert all(" apg " in r and r.rstrip().endswith("ok") for r in rows)
+    assert any("O(1/k^2)" in r for r in rows)
+    assert "all passed" in out
+
+
+def _broken_solve(formulation, **options):
+    """A solver whose w is pushed off the optimum after a clean run."""
+    result = solve_projected_gradient(formulation, **options)
+    return replace(result, w=result.w + 0.1 * (1.0 + np.abs(result.w)), solver="broken")
+
+
+def _crashing_solve(formulation, **options):
+    raise RuntimeError("numerical meltdown")
+
+
+def test_broken_solver_makes_verify_fail_and_names_it(cli, monkeypatch, tmp_path) -> None:
+    good = registry.find_entry("ranksvm-hinge", "apg")
+    broken = Entry("ranksvm-hinge", "broken", _ranksvm("hinge"), _broken_solve,
+                   RateSpec.sublinear(-1))
+    crashing = Entry("ranksvm-squared_hinge", "crashy", _ranksvm("squared_hinge"),
+                     _crashing_solve, RateSpec.linear())
+    monkeypatch.setattr(registry, "REGISTRY", [good, broken, crashing])
+    code, out, err = cli("verify", "--quick", "--figures", str(tmp_path))
+    assert code == 1
+    for inst in QUICK:
+        assert f"verify failed: ranksvm-hinge/broken on {inst.name}: relative objective gap" in err
+        assert (f"verify failed: ranksvm-squared_hinge/crashy on {inst.name}: the solver "
+                "(seed 0) raised RuntimeError: numerical meltdown") in err
+        assert f"ranksvm-hinge/apg on {inst.name}" not in err
+    assert "4 FAILED" in out
+    assert list(tmp_path.glob("ranksvm-hinge_*.png"))  # figures are still written
+
+    code, out, _ = cli("verify", "--quick", "--json", "--no-figures")
+    report = json.loads(out)
+    assert code == 1 and report["passed"] is False
+    assert sorted(report["failed"]) == sorted(
+        f"{name} on {inst.name}" for name in ("ranksvm-hinge/broken",
+                                              "ranksvm-squared_hinge/crashy") for inst in QUICK)
+
+
+def test_stochastic_entry_runs_every_seed(monkeypatch) -> None:
+    seen: list[int] = []
+
+    def solve(formulation, *, seed, **options):
+        seen.append(seed)
+        return solve_projected_gradient(formulation, **options)
+
+    entry = Entry("ranksvm-squared_hinge", "noisy", _ranksvm("squared_hinge"), solve,
+                  RateSpec.linear(), stochastic=True, seeds=(3, 4, 5))
+    (outcome,) = run_verification([entry], QUICK[:1])
+    assert seen == [3, 4, 5] and outcome.seeds == [3, 4, 5] and len(outcome.results) == 3
+    assert outcome.passed and outcome.validation.n_runs == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--only", "no-such-pair"), "--only 'no-such-pair' matches no registered pair"),
+    (("--reference-solver", "NOPE"), "reference solver 'NOPE' is not an installed"),
+])
+def test_bad_input_exits_2(cli, args, message) -> None:
+    code, out, err = cli("verify", "--quick", "--no-figures", *args)
+    assert code == 2 and out == ""
+    assert err.startswith("cvxrank: error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_figures_command(cli, tmp_path) -> None:
+    out_dir = tmp_path / "out"
+    code, out, err = cli("figures", "--quick", "--only", "ranksvm-squared_hinge/*",
+                         "--out", str(out_dir))
+    assert code == 0, err
+    written = out.split()
+    assert len(written) == 2 * len(QUICK)
+    assert sorted(written) == sorted(str(p) for p in out_dir.iterdir())
+    assert "formulation" not in out  # no table
+    assert {p.suffix for p in out_dir.iterdir()} == {".png", ".csv"}
