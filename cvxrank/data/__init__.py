@@ -5,8 +5,8 @@ from cvxrank.data.lightgbm import read_group_sizes, read_lightgbm
 from cvxrank.data.normalize import query_minmax, query_zscore
 from cvxrank.data.pairs import PairSet, build_pairs, count_pairs, level_groups
 from cvxrank.data.ranking_data import RankingData, qid_from_group
-from cvxrank.data.synthetic import make_synthetic
 from cvxrank.data.svmlight import read_svmlight, write_svmlight
+from cvxrank.data.synthetic import make_synthetic
 
 __all__ = [
     "PairSet",

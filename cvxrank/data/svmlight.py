@@ -154,7 +154,10 @@ def read_svmlight(
         raise DataFormatError(path, None if lineno == 0 else lineno, "no data lines (empty file)")
     indices, values = _convert_all(path, tokens, row_lengths, lines, zero_based, n_features)
     n = len(labels)
-    width = n_features if n_features is not None else (int(indices.max()) + 1 if indices.size else 0)
+    if n_features is not None:
+        width = n_features
+    else:
+        width = int(indices.max()) + 1 if indices.size else 0
     indptr = np.r_[0, np.cumsum(row_lengths)].astype(np.int64)
     X = sp.csr_matrix((values, indices, indptr), shape=(n, width))
     X.sort_indices()
@@ -168,7 +171,9 @@ def read_svmlight(
         np.asarray(labels),
         qid,
         docid=np.asarray(docid, dtype=object) if any(d is not None for d in docid) else None,
-        comment=np.asarray(comments, dtype=object) if any(c is not None for c in comments) else None,
+        comment=(
+            np.asarray(comments, dtype=object) if any(c is not None for c in comments) else None
+        ),
         source=path,
         line=np.asarray(lines, dtype=np.int64),
         n_lines=lineno,

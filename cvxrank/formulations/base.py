@@ -131,14 +131,18 @@ class Formulation(ABC):
 
     @abstractmethod
     def dual_value(self, alpha: np.ndarray) -> float:
-        """Dual objective at ``alpha`` (numpy; ``-inf`` if ``alpha`` is infeasible)."""
+        """Dual objective formula at ``alpha`` (numpy, no solve).
+
+        The formula is evaluated wherever it is defined, feasible or not; a lower bound on
+        p* needs a feasible ``alpha``, which :meth:`dual_infeasibility` measures.
+        """
 
     @abstractmethod
     def primal_from_dual(self, alpha: np.ndarray) -> np.ndarray:
         """The primal weights w(alpha) given by the stationarity condition."""
 
     def duality_gap(self, w: np.ndarray, alpha: np.ndarray) -> float:
-        """``primal_value(w) - dual_value(alpha)`` (>= 0 by weak duality)."""
+        """``primal_value(w) - dual_value(alpha)`` (>= 0 by weak duality for feasible alpha)."""
         return self.primal_value(w) - self.dual_value(alpha)
 
     def dual_infeasibility(self, alpha: np.ndarray) -> float:
