@@ -31,9 +31,10 @@ class Trace:
     primal : list of float
         Primal objective at the current primal point.
     dual : list of float
-        Dual objective at the current dual point (NaN for purely primal solvers).
+        Dual objective at the current dual point, or at the dual point a primal iterate
+        certifies (NaN when there is none).
     gap : list of float
-        Duality gap ``primal - dual`` (NaN for purely primal solvers).
+        Duality gap ``primal - dual`` (NaN when there is no dual value).
     step : list of float
         The step size used last (NaN when not applicable).
     """
@@ -111,9 +112,11 @@ class TraceRecorder:
     formulation : Formulation
         Supplies ``primal_value``, ``dual_value`` and ``primal_from_dual``.
     tol : float
-        Stop when the relative duality gap ``gap / max(1, |primal|)`` is at most ``tol``
-        (for solvers that have a dual point); primal-only solvers decide convergence
-        themselves and pass ``converged=True``.
+        Stop when the relative duality gap ``gap / max(1, |primal|)`` is at most ``tol``.
+        The dual value is ``dual_value(alpha)`` for solvers that have a dual point, and
+        ``dual_value_at(w)`` for primal solvers on formulations whose primal point certifies
+        a dual bound (the squared-hinge RankSVM); other primal-only solvers decide
+        convergence themselves and pass ``converged=True``.
     max_iter : int
         Stop after this many iterations.
     time_budget : float or None
@@ -177,9 +180,13 @@ class TraceRecorder:
         gap_ok = False
         if due or alpha is not None:
             p = f.primal_value(w)
-            d = f.dual_value(alpha) if alpha is not None else float("nan")
+            if alpha is not None:
+                d = f.dual_value(alpha)
+            else:  # a primal solver: the dual bound its iterate certifies, if any
+                certificate = getattr(f, "dual_value_at", None)
+                d = certificate(w) if certificate is not None else float("nan")
             gap = p - d
-            gap_ok = alpha is not None and gap <= self.tol * max(1.0, abs(p))
+            gap_ok = bool(np.isfinite(d)) and gap <= self.tol * max(1.0, abs(p))
             if due or gap_ok:
                 tr = self.trace
                 tr.iteration.append(int(k))

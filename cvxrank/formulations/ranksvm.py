@@ -1,21 +1,33 @@
-"""RankSVM: the pairwise (squared) hinge-loss ranking SVM, with pair weights and margins.
+"""RankSVM: the pairwise hinge, squared-hinge or Huber ranking SVM, with pair weights and margins.
 
 One class covers the Ranking SVM QP of Herbrich et al. as stated by Li (2011), Sect. 4.1, the
-squared-hinge RankSVM of Chapelle & Keerthi (2010), eq. (1), and, through per-pair weights
-``c_k`` and margins ``m_k``, IR SVM's cost-sensitive loss (Li 2011, Sect. 4.2: ``c_k =
-tau_k mu_q``), query normalization and relevance-dependent margins (margin rescaling,
-Chapelle & Keerthi 2010, Sect. 6.2).
+squared-hinge RankSVM of Chapelle & Keerthi (2010), eq. (1), their Huber loss (Sect. 4.1),
+and, through weights and margins, IR SVM's cost-sensitive loss (Li 2011, Sect. 4.2: ``c_k =
+tau_k mu_q``), query normalization and relevance-dependent margins (margin and slack
+rescaling, Chapelle & Keerthi 2010, Sect. 6.2).
 
-Both the primal and the dual are written over the sparse p x n difference operator ``A`` of
-:class:`~cvxrank.data.pairs.PairSet`, so that the problem data stay O(nd + p) nonzeros: CVXPY
-folds products of constant matrices, so ``A @ (X @ w)`` would become a dense p x d block.
-The primal therefore carries the document scores ``s = X w`` as an auxiliary variable and the
-dual the document coefficients ``u = A^T alpha``.
+Weights and margins come in two forms:
+
+* **structured**: a weight per query times a weight per pair of grades, and a margin per pair
+  of grades (``query_weight``, ``level_weight``, ``level_margin``). The pairwise loss is then
+  evaluated in O(n log n) by :class:`~cvxrank.formulations.pair_losses.SortedPairLoss`
+  (PRSVM+) and the preference pairs are built only when something needs them (the CVXPY
+  problems, the dual solvers, PRSVM);
+* **explicit**: one weight and one margin per pair (``pair_weight``, ``margin``), evaluated
+  through the sparse pair operator A.
+
+Both the primal and the dual CVXPY problems are written over the sparse p x n difference
+operator ``A`` of :class:`~cvxrank.data.pairs.PairSet`, so that the problem data stay
+O(nd + p) nonzeros: CVXPY folds products of constant matrices, so ``A @ (X @ w)`` would become
+a dense p x d block. The primal therefore carries the document scores ``s = X w`` as an
+auxiliary variable and the dual the document coefficients ``u = A^T alpha``.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import Literal
 
 import cvxpy as cp
@@ -23,11 +35,16 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs
+from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import Formulation
+from cvxrank.formulations.pair_losses import ExplicitPairLoss, LossEvaluation, SortedPairLoss
 
-Loss = Literal["hinge", "squared_hinge"]
+Loss = Literal["hinge", "squared_hinge", "huber"]
+
+#: A value per pair of grades: a mapping ``{(higher_grade, lower_grade): value}`` or a
+#: function ``value(higher_grade, lower_grade)``.
+GradeTable = Mapping[tuple[float, float], float] | Callable[[float, float], float]
 
 #: Largest feature dimension for which :meth:`RankSVM.dual_lipschitz` forms the d x d matrix
 #: ``X^T A^T A X`` (via the sparse n x n Laplacian ``A^T A``) and takes its exact largest
@@ -39,23 +56,29 @@ DENSE_GRAM_MAX_FEATURES = 512
 #: underestimate.
 LIPSCHITZ_SAFETY = 1.0 + 1e-6
 
+#: Pairwise loss engines: ``"sorted"`` (PRSVM+, no pairs), ``"pairs"`` (PRSVM, operator A).
+ENGINES = ("sorted", "pairs")
+
 
 class RankSVM(Formulation):
-    r"""Linear RankSVM with the hinge or squared hinge loss on preference pairs.
+    r"""Linear RankSVM with the hinge, squared hinge or Huber loss on preference pairs.
 
     For the p preference pairs :math:`k = (i, j)` (:math:`y_i > y_j`, same query) with
-    weights :math:`c_k > 0` and margins :math:`m_k`, and :math:`A` the p x n difference
-    operator (:math:`(A X w)_k = w^\top (x_i - x_j)`), the primal problems are
+    weights :math:`c_k > 0` and margins :math:`m_k`, :math:`A` the p x n difference operator
+    (:math:`(A X w)_k = w^\top (x_i - x_j)`) and :math:`r_k = m_k - w^\top(x_i - x_j)`, the
+    primal problems are
 
     .. math::
 
-        \text{hinge:}\quad
-        P(w) = \tfrac12 \|w\|^2 + C \sum_k c_k \max(0,\, m_k - w^\top(x_i - x_j)),
+        P(w) = \tfrac12 \|w\|^2 + C \sum_k c_k\, \ell(r_k), \qquad
+        \ell(r) = \begin{cases} \max(0, r) & \text{hinge} \\
+                                \max(0, r)^2 & \text{squared hinge} \\
+                                \max(0, r)^2 - \max(0, r - 1)^2 & \text{Huber}
+                  \end{cases}
 
-        \text{squared hinge:}\quad
-        P(w) = \tfrac12 \|w\|^2 + C \sum_k c_k \max(0,\, m_k - w^\top(x_i - x_j))^2,
-
-    and their Lagrange duals (maximized over :math:`\alpha \in \mathbb{R}^p`) are
+    (the Huber loss is 0 for r <= 0, r^2 on [0, 1] and 2r - 1 above: Chapelle & Keerthi's
+    :math:`\ell_{Huber}(t)` with :math:`t = 1 - r`), and their Lagrange duals (maximized over
+    :math:`\alpha \in \mathbb{R}^p`) are
 
     .. math::
 
@@ -68,7 +91,9 @@ class RankSVM(Formulation):
         - \sum_k \frac{\alpha_k^2}{4 C c_k},
         \quad \alpha_k \ge 0,
 
-    with :math:`w(\alpha) = X^\top A^\top \alpha` at the optimum of both.
+        \text{Huber:}\quad \text{the squared-hinge } D(\alpha), \quad 0 \le \alpha_k \le 2 C c_k,
+
+    with :math:`w(\alpha) = X^\top A^\top \alpha` at the optimum of each.
 
     With unit weights and margins the hinge primal is Li's Ranking SVM QP (slack
     :math:`\xi_k = \max(0, 1 - w^\top(x_i - x_j))`) and the squared-hinge primal is Chapelle &
@@ -82,34 +107,46 @@ class RankSVM(Formulation):
         Training data.
     C : float
         Loss weight, finite and > 0 (a ``cp.Parameter``; change it with :meth:`set_params`).
-    loss : {"hinge", "squared_hinge"}
+    loss : {"hinge", "squared_hinge", "huber"}
         The pair loss.
     pair_weight : array of shape (p,) or None
-        Per-pair weights :math:`c_k > 0` (default ones), e.g. IR SVM's
-        :math:`\tau_{k(i)} \mu_{q(i)}` or a per-query normalization.
+        Explicit per-pair weights :math:`c_k > 0`, in the pair order of
+        :func:`~cvxrank.data.pairs.build_pairs`.
     margin : array of shape (p,) or None
-        Per-pair margins :math:`m_k` (default ones), e.g. a relevance-dependent margin.
+        Explicit per-pair margins :math:`m_k`.
+    query_weight : array of shape (n_queries,) or None
+        Structured weights: a factor per query (e.g. IR SVM's :math:`\mu_q`).
+    level_weight : mapping or callable, optional
+        Structured weights: a factor per pair of grades, ``{(y_i, y_j): value}`` for every
+        pair of grades y_i > y_j present in a query, or ``value(y_i, y_j)`` (slack rescaling
+        by grade pair, Chapelle & Keerthi Sect. 6.2 case 2; IR SVM's :math:`\tau_k`).
+    level_margin : mapping or callable, optional
+        Structured margins per pair of grades (margin rescaling), in the same forms.
     pairs : PairSet or None
-        The preference pairs (default: ``build_pairs(data, max_pairs=max_pairs)``).
+        The preference pairs (default: ``build_pairs(data, max_pairs=max_pairs)``, built when
+        first needed).
     max_pairs : int
         Refusal limit passed to :func:`~cvxrank.data.pairs.build_pairs`.
 
     Attributes
     ----------
     name : str
-        ``"ranksvm-hinge"`` or ``"ranksvm-squared_hinge"``.
+        ``"ranksvm-<loss>"``.
     pairs : PairSet
-        The preference pairs; ``pairs.A`` is the operator :math:`A`.
+        The preference pairs; ``pairs.A`` is the operator :math:`A` (built on first access).
     loss : str
     pair_weight, margin : ndarray of shape (p,)
-        Read-only copies of :math:`c` and :math:`m`.
+        Read-only per-pair :math:`c` and :math:`m` (derived from the structured form if given).
+    structured : bool
+        True when the weights and margins are structured (PRSVM+ applies).
 
     Raises
     ------
     ValueError
-        For C not finite and > 0, an unknown loss, weights or margins of the wrong length,
-        non-finite, or (weights) not positive, pairs of another data set, or data without
-        preference pairs.
+        For C not finite and > 0, an unknown loss, explicit weights or margins of the wrong
+        length, non-finite, or (weights) not positive, structured weights not finite and > 0
+        or missing a pair of grades, explicit and structured forms mixed, pairs of another
+        data set, or data without preference pairs.
 
     Notes
     -----
@@ -125,7 +162,7 @@ class RankSVM(Formulation):
        (IR SVM weights).
     .. [2] O. Chapelle and S. S. Keerthi, "Efficient algorithms for ranking with SVMs",
        Information Retrieval 13, 2010, eq. (1) (objective), Sect. 3 (the operator A),
-       Sect. 6.2 (margin rescaling).
+       Sect. 4.1 (Huber loss), Sect. 6.2 (margin and slack rescaling).
     """
 
     def __init__(
@@ -136,35 +173,141 @@ class RankSVM(Formulation):
         loss: Loss = "hinge",
         pair_weight: np.ndarray | None = None,
         margin: np.ndarray | None = None,
+        query_weight: np.ndarray | None = None,
+        level_weight: GradeTable | None = None,
+        level_margin: GradeTable | None = None,
         pairs: PairSet | None = None,
         max_pairs: int = DEFAULT_MAX_PAIRS,
     ) -> None:
         super().__init__(data)
-        if loss not in ("hinge", "squared_hinge"):
-            raise ValueError(f"loss must be 'hinge' or 'squared_hinge', got {loss!r}")
+        if loss not in ("hinge", "squared_hinge", "huber"):
+            raise ValueError(f"loss must be 'hinge', 'squared_hinge' or 'huber', got {loss!r}")
         self.loss: str = loss
         self.name = f"ranksvm-{loss}"
         self._check_param("C", float(C))
-        self.pairs = build_pairs(data, max_pairs=max_pairs) if pairs is None else pairs
-        if self.pairs.n_documents != data.n_documents:
+        explicit = pair_weight is not None or margin is not None
+        if explicit and not (query_weight is None and level_weight is None
+                             and level_margin is None):
+            raise ValueError("give either explicit per-pair weights and margins (pair_weight, "
+                             "margin) or structured ones (query_weight, level_weight, "
+                             "level_margin), not both")
+        self.structured = not explicit
+        if pairs is not None and pairs.n_documents != data.n_documents:
             raise ValueError(
-                f"pairs index {self.pairs.n_documents} documents but the data has "
-                f"{data.n_documents}"
+                f"pairs index {pairs.n_documents} documents but the data has "
+                f"{data.n_documents} documents"
             )
-        p = self.pairs.n_pairs
-        self.pair_weight = _per_pair(pair_weight, p, "pair_weight", positive=True)
-        self.margin = _per_pair(margin, p, "margin", positive=False)
+        p = pairs.n_pairs if pairs is not None else int(count_pairs(data).sum())
+        if p == 0:
+            raise ValueError(
+                f"{data.source or 'the data'}: no query has documents of two different grades, "
+                "so there are no preference pairs"
+            )
+        self._n_pairs = p
+        self._given_pairs = pairs
+        self._max_pairs = max_pairs
+        self.grades = np.unique(data.y)
+        self.grade_level = np.searchsorted(self.grades, data.y)
+        self.query_weight = _per_query(query_weight, data.n_queries)
+        self.weight_table = _grade_table(level_weight, self.grades, "level_weight", 1.0,
+                                         positive=True, used=self._used_grade_pairs())
+        self.margin_table = _grade_table(level_margin, self.grades, "level_margin", 1.0,
+                                         positive=False, used=self._used_grade_pairs())
+        self._pair_weight = None if pair_weight is None else _per_pair(
+            pair_weight, p, "pair_weight", positive=True)
+        self._margin = None if margin is None else _per_pair(margin, p, "margin", positive=False)
         self._C = cp.Parameter(nonneg=True, name="C", value=float(C))
         # 1/(4C), the coefficient of the squared-hinge dual's ridge term: a parameter of its
         # own keeps the dual DPP (1/C is not DPP); set_params keeps it in sync with C.
         self._inv_4C = cp.Parameter(nonneg=True, name="inv_4C", value=0.25 / float(C))
         self._X = data.X
-        self._A = self.pairs.A
         self._w = cp.Variable(data.n_features, name="w")
         self._s = cp.Variable(data.n_documents, name="s")
         self._alpha = cp.Variable(p, name="alpha")
         self._u = cp.Variable(data.n_documents, name="u")
         self._op_norm_sq: float | None = None
+        self._engines: dict[str, ExplicitPairLoss | SortedPairLoss] = {}
+
+    # -- pairs, weights and margins -----------------------------------------------------
+    @cached_property
+    def pairs(self) -> PairSet:
+        """The preference pairs (built on first access, refused above ``max_pairs``)."""
+        if self._given_pairs is not None:
+            return self._given_pairs
+        return build_pairs(self.data, max_pairs=self._max_pairs)
+
+    @property
+    def n_dual(self) -> int:
+        """Number of dual variables: the preference pairs (counted, not built)."""
+        return self._n_pairs
+
+    @cached_property
+    def pair_weight(self) -> np.ndarray:
+        """Per-pair weights :math:`c_k` (read-only)."""
+        if self._pair_weight is not None:
+            return self._pair_weight
+        P, lv = self.pairs, self.grade_level
+        out = self.query_weight[P.query] * self.weight_table[lv[P.upper], lv[P.lower]]
+        out.flags.writeable = False
+        return out
+
+    @cached_property
+    def margin(self) -> np.ndarray:
+        """Per-pair margins :math:`m_k` (read-only)."""
+        if self._margin is not None:
+            return self._margin
+        lv = self.grade_level
+        out = self.margin_table[lv[self.pairs.upper], lv[self.pairs.lower]]
+        out.flags.writeable = False
+        return out
+
+    @property
+    def _A(self) -> sp.csr_matrix:  # noqa: N802 (the paper's name)
+        return self.pairs.A
+
+    def _used_grade_pairs(self) -> set[tuple[int, int]]:
+        """(higher, lower) grade levels that occur together in some query."""
+        qidx, lv = self.data.query_index, self.grade_level
+        present = np.zeros((self.data.n_queries, self.grades.size), dtype=bool)
+        present[qidx, lv] = True
+        together = present.T.astype(np.int64) @ present.astype(np.int64)
+        return {(hi, lo) for hi, lo in zip(*np.nonzero(together), strict=True) if hi > lo}
+
+    def loss_engine(self, kind: str = "auto") -> ExplicitPairLoss | SortedPairLoss:
+        """The engine that evaluates the pairwise loss of document scores (cached).
+
+        Parameters
+        ----------
+        kind : {"auto", "sorted", "pairs"}
+            ``"sorted"``: :class:`~cvxrank.formulations.pair_losses.SortedPairLoss`
+            (PRSVM+, O(n log n), no pairs; structured weights only); ``"pairs"``:
+            :class:`~cvxrank.formulations.pair_losses.ExplicitPairLoss` (PRSVM, through A);
+            ``"auto"``: sorted when the weights are structured, else pairs.
+
+        Raises
+        ------
+        ValueError
+            For an unknown kind, or ``"sorted"`` with explicit per-pair weights or margins.
+        """
+        if kind == "auto":
+            kind = "sorted" if self.structured else "pairs"
+        if kind not in ENGINES:
+            raise ValueError(f"loss engine must be 'auto', 'sorted' or 'pairs'; got {kind!r}")
+        if kind not in self._engines:
+            if kind == "sorted":
+                if not self.structured:
+                    raise ValueError(
+                        f"{self.name}: the O(n log n) engine (PRSVM+) needs weights of the "
+                        "form query_weight x level_weight and margins per pair of grades; "
+                        "explicit per-pair weights or margins need the pair engine (PRSVM)"
+                    )
+                self._engines[kind] = SortedPairLoss(
+                    self.data.query_index, self.grade_level, self.query_weight,
+                    self.weight_table, self.margin_table, self.loss)
+            else:
+                self._engines[kind] = ExplicitPairLoss(self._A, self.pair_weight, self.margin,
+                                                       self.loss)
+        return self._engines[kind]
 
     # -- hyper-parameters ---------------------------------------------------------------
     @property
@@ -187,9 +330,21 @@ class RankSVM(Formulation):
         """Current value of C."""
         return float(self._C.value)
 
+    @property
+    def X(self) -> np.ndarray | sp.csr_matrix:  # noqa: N802 (the papers' name)
+        """The feature matrix of the training data."""
+        return self._X
+
     def _extra_key(self) -> str:
         h = hashlib.sha1()
-        for part in (self.pairs.upper, self.pairs.lower, self.pair_weight, self.margin):
+        parts: list[np.ndarray] = []
+        if self._given_pairs is not None:
+            parts += [self._given_pairs.upper, self._given_pairs.lower]
+        if self.structured:
+            parts += [self.query_weight, self.weight_table, self.margin_table]
+        else:
+            parts += [self.pair_weight, self.margin]
+        for part in parts:
             h.update(np.ascontiguousarray(part).tobytes())
         return h.hexdigest()[:16]
 
@@ -201,8 +356,10 @@ class RankSVM(Formulation):
         slack = cp.pos(self.margin - self._A @ self._s)
         if self.loss == "hinge":
             loss = self.pair_weight @ slack
-        else:
+        elif self.loss == "squared_hinge":
             loss = self.pair_weight @ cp.square(slack)
+        else:
+            loss = self.pair_weight @ cp.huber(slack, 1.0)
         objective = 0.5 * cp.sum_squares(self._w) + self._C * loss
         return cp.Problem(cp.Minimize(objective), [self._s == self._X @ self._w])
 
@@ -214,6 +371,8 @@ class RankSVM(Formulation):
         else:
             ridge = (1.0 / self.pair_weight) @ cp.square(self._alpha)
             objective = objective - self._inv_4C * ridge
+            if self.loss == "huber":
+                constraints.append(self._alpha <= 2.0 * self._C * self.pair_weight)
         return cp.Problem(cp.Maximize(objective), constraints)
 
     @property
@@ -236,7 +395,7 @@ class RankSVM(Formulation):
         """The dual's auxiliary document coefficients ``u = A^T alpha`` (length n)."""
         return self._u
 
-    # -- numpy evaluators (O(nd + p) each) ----------------------------------------------
+    # -- numpy evaluators ---------------------------------------------------------------
     def margins(self, w: np.ndarray) -> np.ndarray:
         """Pairwise margins ``A X w``, i.e. ``w . (x_i - x_j)`` for each pair."""
         return self._A @ (self._X @ np.asarray(w, dtype=np.float64))
@@ -245,12 +404,14 @@ class RankSVM(Formulation):
         """Hinge residuals ``max(0, m_k - w . (x_i - x_j))``."""
         return np.maximum(self.margin - self.margins(w), 0.0)
 
+    def evaluate_loss(self, w: np.ndarray, engine: str = "auto") -> LossEvaluation:
+        """The pairwise loss at ``w``: value, gradient in the scores, Hessian products."""
+        return self.loss_engine(engine).evaluate(self._X @ np.asarray(w, dtype=np.float64))
+
     def primal_value(self, w: np.ndarray) -> float:
-        """P(w), see the class docstring."""
+        """P(w), see the class docstring (O(n log n) with structured weights, else O(p))."""
         w = np.asarray(w, dtype=np.float64)
-        xi = self.slacks(w)
-        loss = self.pair_weight @ (xi if self.loss == "hinge" else xi * xi)
-        return float(0.5 * (w @ w) + self.C * loss)
+        return float(0.5 * (w @ w) + self.C * self.evaluate_loss(w).value)
 
     def primal_from_dual(self, alpha: np.ndarray) -> np.ndarray:
         """w(alpha) = X^T A^T alpha."""
@@ -261,24 +422,59 @@ class RankSVM(Formulation):
         alpha = np.asarray(alpha, dtype=np.float64)
         w = self.primal_from_dual(alpha)
         value = self.margin @ alpha - 0.5 * (w @ w)
-        if self.loss == "squared_hinge":
+        if self.loss != "hinge":
             value -= (alpha * alpha) @ (1.0 / self.pair_weight) / (4.0 * self.C)
         return float(value)
 
+    def dual_value_at(self, w: np.ndarray, evaluation: LossEvaluation | None = None) -> float:
+        r"""Dual objective at the dual point that ``w`` induces (squared hinge), else NaN.
+
+        For the squared hinge, :math:`\alpha_k(w) = 2 C c_k \max(0, m_k - w^\top(x_i -
+        x_j))` is dual feasible (:math:`\alpha \ge 0`) and equals :math:`\alpha^*` at
+        :math:`w^*` (the KKT conditions), so :math:`D(\alpha(w)) \le p^*` certifies the
+        primal gap :math:`P(w) - p^* \le P(w) - D(\alpha(w))`. Since :math:`A^\top \alpha(w)
+        = -C\, \partial L / \partial s`, it costs one loss evaluation and no pairs:
+
+        .. math::
+
+            D(\alpha(w)) = 2 C \sum_k c_k m_k \xi_k
+                - \tfrac12 C^2 \|X^\top \partial L / \partial s\|^2 - C\, L(Xw).
+
+        Parameters
+        ----------
+        w : ndarray of shape (d,)
+        evaluation : LossEvaluation, optional
+            The loss already evaluated at ``X w`` (saves a sort).
+        """
+        if self.loss != "squared_hinge":
+            return float("nan")
+        ev = self.evaluate_loss(w) if evaluation is None else evaluation
+        u = self.C * np.asarray(self._X.T @ ev.grad)
+        return float(2.0 * self.C * ev.margin_hinge - 0.5 * (u @ u) - self.C * ev.value)
+
     def dual_infeasibility(self, alpha: np.ndarray) -> float:
-        """Largest absolute violation of ``alpha >= 0`` (and ``alpha <= C c`` for hinge)."""
+        """Largest absolute violation of ``alpha >= 0`` (and of the upper bound, if any)."""
         alpha = np.asarray(alpha, dtype=np.float64)
         violation = max(0.0, float(-alpha.min()))
-        if self.loss == "hinge":
-            violation = max(violation, float((alpha - self.C * self.pair_weight).max()))
+        upper = self._dual_upper()
+        if upper is not None:
+            violation = max(violation, float((alpha - upper).max()))
         return violation
+
+    def _dual_upper(self) -> np.ndarray | None:
+        """Upper bounds of the dual box: ``C c`` (hinge), ``2 C c`` (Huber), None."""
+        if self.loss == "hinge":
+            return self.C * self.pair_weight
+        if self.loss == "huber":
+            return 2.0 * self.C * self.pair_weight
+        return None
 
     # -- capabilities of the fast dual solvers ------------------------------------------
     def neg_dual_grad(self, alpha: np.ndarray) -> np.ndarray:
         """Gradient of -D at ``alpha``: ``A X X^T A^T alpha - m`` (``+ alpha/(2 C c)``)."""
         alpha = np.asarray(alpha, dtype=np.float64)
         grad = self.margins(self.primal_from_dual(alpha)) - self.margin
-        if self.loss == "squared_hinge":
+        if self.loss != "hinge":
             grad += alpha / (2.0 * self.C * self.pair_weight)
         return grad
 
@@ -286,29 +482,30 @@ class RankSVM(Formulation):
         """A Lipschitz constant of :meth:`neg_dual_grad`.
 
         ``||X^T A^T||_2^2`` (cached; it does not depend on C) times
-        :data:`LIPSCHITZ_SAFETY`, plus ``1/(2 C min c)`` for the squared hinge.
+        :data:`LIPSCHITZ_SAFETY`, plus ``1/(2 C min c)`` for the squared hinge and Huber.
         """
         lipschitz = self._operator_norm_sq()
-        if self.loss == "squared_hinge":
+        if self.loss != "hinge":
             lipschitz += 1.0 / (2.0 * self.C * float(self.pair_weight.min()))
         return lipschitz
 
     def dual_strong_convexity(self) -> float:
-        """Strong-convexity modulus of -D: 0 (hinge) or ``1/(2 C max c)`` (squared hinge)."""
+        """Strong-convexity modulus of -D: 0 (hinge) or ``1/(2 C max c)`` (the others)."""
         if self.loss == "hinge":
             return 0.0
         return 1.0 / (2.0 * self.C * float(self.pair_weight.max()))
 
     def project_dual(self, alpha: np.ndarray) -> np.ndarray:
-        """Euclidean projection onto the dual feasible set: ``[0, C c]`` or ``[0, inf)``."""
+        """Euclidean projection onto the dual feasible set: a box or ``[0, inf)``."""
         alpha = np.asarray(alpha, dtype=np.float64)
-        if self.loss == "hinge":
-            return np.clip(alpha, 0.0, self.C * self.pair_weight)
-        return np.maximum(alpha, 0.0)
+        upper = self._dual_upper()
+        if upper is None:
+            return np.maximum(alpha, 0.0)
+        return np.clip(alpha, 0.0, upper)
 
     def dual_start(self) -> np.ndarray:
         """A feasible starting point (zeros)."""
-        return np.zeros(self.pairs.n_pairs)
+        return np.zeros(self.n_dual)
 
     def _operator_norm_sq(self) -> float:
         """``LIPSCHITZ_SAFETY * lambda_max(X^T A^T A X)``, computed once, without ``A X``."""
@@ -346,3 +543,33 @@ def _per_pair(values: np.ndarray | None, p: int, what: str, *, positive: bool) -
             raise ValueError(f"{what}[{bad[0]}] = {out[bad[0]]}; every {what} must be {need}")
     out.flags.writeable = False
     return out
+
+
+def _per_query(values: np.ndarray | None, n_queries: int) -> np.ndarray:
+    """Validated per-query weights (ones if None)."""
+    return _per_pair(values, n_queries, "query_weight", positive=True)
+
+
+def _grade_table(spec: GradeTable | None, grades: np.ndarray, what: str, default: float, *,
+                 positive: bool, used: set[tuple[int, int]]) -> np.ndarray:
+    """An R x R table ``T[hi, lo]`` of a per-grade-pair value, validated on the used pairs."""
+    table = np.full((grades.size, grades.size), float(default))
+    if spec is None:
+        return table
+    if not callable(spec):
+        given = {(float(a), float(b)): v for (a, b), v in spec.items()}
+    for hi, lo in sorted(used):
+        key = (float(grades[hi]), float(grades[lo]))
+        if callable(spec):
+            value = float(spec(*key))
+        elif key in given:
+            value = float(given[key])
+        else:
+            raise ValueError(f"{what} has no value for the grade pair {key[0]:g} > {key[1]:g}, "
+                             "which occurs in the data")
+        if not np.isfinite(value) or (positive and value <= 0):
+            need = "finite and > 0" if positive else "finite"
+            raise ValueError(f"{what}[{key[0]:g}, {key[1]:g}] = {value}; every {what} must be "
+                             f"{need}")
+        table[hi, lo] = value
+    return table
