@@ -18,21 +18,21 @@ from cvxrank.data.pairs import DEFAULT_MAX_PAIRS
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.fitting import FitResult, fit_formulation
 from cvxrank.formulations.base import Formulation
+from cvxrank.formulations.irsvm import IRSVM
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.metrics import evaluate
+from cvxrank.metrics import auc, evaluate
 
 
 class LinearRanker(BaseEstimator):
     """Base class: a linear scoring function ``s(x) = x @ coef_`` fitted by a formulation.
 
-    Subclasses implement :meth:`_formulation`. After :meth:`fit` the estimator has
-    ``coef_`` (weights), ``objective_`` (primal objective), ``n_iter_``, ``fit_time_``,
-    ``solver_``, ``n_pairs_`` (dual variables: preference pairs) and ``fit_result_`` (the
-    full :class:`cvxrank.fitting.FitResult`).
+    Subclasses implement :meth:`_formulation`. ``solver="auto"`` picks
+    :func:`cvxrank.fitting.default_solver` (PRSVM+ for the squared hinge and Huber losses,
+    ``apg`` on the dual for the hinge). After :meth:`fit` the estimator has ``coef_``
+    (weights), ``objective_`` (primal objective), ``n_iter_``, ``fit_time_``, ``solver_``,
+    ``n_pairs_`` (dual variables: preference pairs) and ``fit_result_`` (the full
+    :class:`cvxrank.fitting.FitResult`).
     """
-
-    #: The solver used when ``solver="auto"``.
-    default_solver = "apg"
 
     def _formulation(self, data: RankingData) -> Formulation:
         raise NotImplementedError
@@ -62,9 +62,8 @@ class LinearRanker(BaseEstimator):
         """
         data = RankingData.from_arrays(X, y, qid=qid, group=group)
         formulation = self._formulation(data)
-        solver = self.default_solver if self.solver == "auto" else self.solver
         result: FitResult = fit_formulation(
-            formulation, solver, tol=self.tol, max_iter=self.max_iter
+            formulation, self.solver, tol=self.tol, max_iter=self.max_iter
         )
         self.coef_ = result.w
         self.objective_ = result.objective
@@ -110,17 +109,19 @@ class RankSVMRanker(LinearRanker):
 
         \\min_w \\; \\tfrac12 \\|w\\|^2 + C \\sum_{(i,j): y_i > y_j} \\ell(w^\\top (x_i - x_j))
 
-    with ``l(t) = max(0, 1 - t)`` (hinge) or ``max(0, 1 - t)^2`` (squared hinge). Note that
-    Chapelle's published code scales the loss by C/2, so its C is twice this one.
+    with ``l(t) = max(0, 1 - t)`` (hinge), ``max(0, 1 - t)^2`` (squared hinge) or the Huber
+    loss of Chapelle & Keerthi (Sect. 4.1). Note that Chapelle's published code scales the
+    loss by C/2, so its C is twice this one.
 
     Parameters
     ----------
     C : float, default 1.0
         Loss weight (> 0).
-    loss : {"hinge", "squared_hinge"}, default "squared_hinge"
+    loss : {"hinge", "squared_hinge", "huber"}, default "squared_hinge"
     solver : str, default "auto"
         A CVXPY solver name (certified reference) or a hand-written solver of
-        :mod:`cvxrank.registry`; ``auto`` picks :attr:`default_solver`.
+        :mod:`cvxrank.registry` (``prsvm+``, ``prsvm``, ``apg``, ``pg``, ``sgd-pairs``,
+        ``sgd-queries``); ``auto`` picks :func:`cvxrank.fitting.default_solver`.
     tol : float, optional
         Tolerance of a hand-written solver (its default when None).
     max_iter : int, optional
@@ -153,3 +154,75 @@ class RankSVMRanker(LinearRanker):
 
     def _formulation(self, data: RankingData) -> Formulation:
         return RankSVM(data, C=self.C, loss=self.loss, max_pairs=self.max_pairs)
+
+
+class IRSVMRanker(LinearRanker):
+    """IR SVM (Cao et al. 2006; Li 2011, Sect. 4.2): RankSVM with pair weights tau_k mu_q.
+
+    .. math::
+
+        \\min_w \\; \\tfrac12 \\|w\\|^2 + C \\sum_{(i,j)} \\tau_{t(i,j)}\\, \\mu_{q}\\,
+        \\ell(w^\\top (x_i - x_j))
+
+    with :math:`\\tau` per pair of grades (default: the expected drop of NDCG@1 when two
+    documents of the grade pair are swapped, :func:`cvxrank.formulations.irsvm.ndcg1_swap_drop`)
+    and :math:`\\mu_q = 1/n_q` per query. See :class:`RankSVMRanker` for the parameters;
+    ``tau`` is a mapping ``{(higher_grade, lower_grade): weight}`` or a function of the two
+    grades. The paper's loss is the hinge; the squared hinge and Huber losses give the fast
+    Newton solver (PRSVM+) with the same weights.
+    """
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        loss: str = "hinge",
+        tau: Any | None = None,
+        solver: str = "auto",
+        tol: float | None = None,
+        max_iter: int | None = None,
+        max_pairs: int = DEFAULT_MAX_PAIRS,
+    ) -> None:
+        self.C = C
+        self.loss = loss
+        self.tau = tau
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_pairs = max_pairs
+
+    def _formulation(self, data: RankingData) -> Formulation:
+        return IRSVM(data, C=self.C, loss=self.loss, tau=self.tau,  # type: ignore[arg-type]
+                     max_pairs=self.max_pairs)
+
+
+class AUCSVM(RankSVMRanker):
+    """AUC maximization: RankSVM on one query with two grades (Chapelle & Keerthi Sect. 5.2).
+
+    The AUC of a scorer is the fraction of (positive, negative) pairs it orders correctly, so
+    the RankSVM objective over those pairs is a convex surrogate of 1 - AUC. ``fit(X, y)``
+    takes binary labels (any two distinct values; the larger is the positive class) and
+    treats all rows as one query; PRSVM+ then costs O(nd + n log n) per Newton iteration
+    where the pairs number about n^2 / 4. ``score`` is the AUC
+    (:func:`cvxrank.metrics.auc`, equal to :func:`sklearn.metrics.roc_auc_score`).
+    See :class:`RankSVMRanker` for the parameters.
+    """
+
+    def fit(self, X: Any, y: Any) -> AUCSVM:  # type: ignore[override]
+        """Fit on rows ``X`` with binary labels ``y`` (one query)."""
+        labels = np.asarray(y)
+        if labels.ndim != 1 or np.unique(labels).size != 2:
+            raise ValueError(f"AUCSVM needs binary labels (exactly two distinct values); got "
+                             f"{np.unique(labels).size} distinct values")
+        super().fit(X, labels, group=[labels.size])
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores ``X @ coef_`` (larger means more likely positive)."""
+        return self.predict(X)
+
+    def score(self, X: Any, y: Any) -> float:  # type: ignore[override]
+        """AUC of the scores on ``(X, y)``."""
+        labels = np.asarray(y, dtype=np.float64)
+        positive = (labels == labels.max()).astype(np.float64)
+        return float(auc(positive, self.predict(X), np.array([0, labels.size]),
+                         convention="sklearn")[0])

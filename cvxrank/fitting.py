@@ -61,10 +61,30 @@ class FitResult:
 
 
 def available_solvers() -> list[str]:
-    """Names accepted by :func:`fit_formulation`."""
+    """Names accepted by :func:`fit_formulation` (besides ``"auto"``)."""
     from cvxrank.registry import solver_names
 
     return sorted(set(CVXPY_SOLVERS) | set(solver_names()))
+
+
+def default_solver(formulation: Formulation) -> str:
+    """The solver ``"auto"`` picks: the fastest hand-written one for the formulation.
+
+    PRSVM+ (truncated Newton with O(n log n) gradients) for a differentiable loss with
+    structured weights, PRSVM for explicit per-pair weights, else accelerated projected
+    gradient on the dual (``apg``).
+    """
+    from cvxrank.registry import REGISTRY
+
+    registered = {e.solver for e in REGISTRY if e.formulation == formulation.name}
+    for name in ("prsvm+", "prsvm", "apg"):
+        usable = name != "prsvm+" or getattr(formulation, "structured", True)
+        if name in registered and usable:
+            return name
+    if not registered:
+        raise ValueError(f"no hand-written solver is registered for {formulation.name}; "
+                         f"use a CVXPY solver ({', '.join(CVXPY_SOLVERS)})")
+    return sorted(registered)[0]
 
 
 def fit_formulation(
@@ -76,7 +96,7 @@ def fit_formulation(
     time_budget: float | None = None,
     seed: int | None = None,
 ) -> FitResult:
-    """Solve ``formulation`` with ``solver``.
+    """Solve ``formulation`` with ``solver`` (``"auto"``: :func:`default_solver`).
 
     Raises
     ------
@@ -89,6 +109,8 @@ def fit_formulation(
         its tolerance (the message says why).
     """
     name = solver.lower()
+    if name == "auto":
+        name = default_solver(formulation)
     if name in CVXPY_SOLVERS:
         if formulation.n_dual > REFERENCE_MAX_VARIABLES:
             raise CvxrankError(

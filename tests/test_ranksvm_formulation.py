@@ -15,7 +15,10 @@ from cvxrank.formulations import RankSVM
 from cvxrank.formulations.ranksvm import DENSE_GRAM_MAX_FEATURES
 from cvxrank.tolerances import EXPRESSION_MATCH, FEASIBILITY, reference_agreement
 
-LOSSES = ["hinge", "squared_hinge"]
+LOSSES = ["hinge", "squared_hinge", "huber"]
+
+#: Upper bound of the dual box as a multiple of C c (None: no upper bound).
+BOX = {"hinge": 1.0, "squared_hinge": None, "huber": 2.0}
 
 
 def tiny_data(seed: int = 0, *, sparse: bool = False, n_features: int = 4) -> RankingData:
@@ -44,11 +47,12 @@ def make(loss: str, *, sparse: bool = False, weighted: bool = True, C: float = 0
 def feasible_alpha(f: RankSVM, rng: np.random.Generator) -> np.ndarray:
     """A random dual-feasible point with some coordinates at the bounds."""
     p = f.pairs.n_pairs
-    if f.loss == "hinge":
-        alpha = rng.uniform(0.0, 1.0, p) * f.C * f.pair_weight
+    if BOX[f.loss] is not None:
+        top = BOX[f.loss] * f.C * f.pair_weight
+        alpha = rng.uniform(0.0, 1.0, p) * top
         alpha[rng.random(p) < 0.2] = 0.0
         at_top = rng.random(p) < 0.2
-        alpha[at_top] = f.C * f.pair_weight[at_top]
+        alpha[at_top] = top[at_top]
         return alpha
     alpha = rng.exponential(1.0, p)
     alpha[rng.random(p) < 0.2] = 0.0
@@ -115,9 +119,11 @@ def test_dual_infeasibility_matches_cvxpy_constraint_violation(loss: str) -> Non
         violation = max(float(np.max(c.violation())) for c in dual.constraints)
         assert violation > 0
         assert f.dual_infeasibility(alpha) == pytest.approx(violation, rel=EXPRESSION_MATCH)
-    # above the box only: infeasible for the hinge, feasible for the squared hinge
-    alpha = f.C * f.pair_weight + rng.uniform(0.0, 1.0, f.pairs.n_pairs)
-    expected = float((alpha - f.C * f.pair_weight).max()) if loss == "hinge" else 0.0
+    # above C c only: infeasible for the hinge, feasible for the squared hinge, and for the
+    # Huber loss infeasible exactly where it exceeds 2 C c
+    alpha = f.C * f.pair_weight + rng.uniform(0.0, 2.0, f.pairs.n_pairs) * f.C * f.pair_weight
+    box = BOX[loss]
+    expected = 0.0 if box is None else max(0.0, float((alpha - box * f.C * f.pair_weight).max()))
     assert f.dual_infeasibility(alpha) == pytest.approx(expected, rel=EXPRESSION_MATCH)
 
 
@@ -136,8 +142,14 @@ def test_evaluators_match_brute_force_over_pairs(loss: str, sparse: bool) -> Non
         w = rng.standard_normal(f.data.n_features)
         loss_sum = 0.0
         for k in range(len(D)):
-            t = max(0.0, m[k] - float(D[k] @ w))
-            loss_sum += c[k] * (t if loss == "hinge" else t * t)
+            r = m[k] - float(D[k] @ w)
+            t = max(0.0, r)
+            if loss == "hinge":
+                loss_sum += c[k] * t
+            elif loss == "squared_hinge" or r <= 1.0:
+                loss_sum += c[k] * t * t
+            else:  # Huber, linear part: 2r - 1 (Chapelle & Keerthi Sect. 4.1)
+                loss_sum += c[k] * (2.0 * r - 1.0)
         expected = 0.5 * float(w @ w) + C * loss_sum
         assert rel(f.primal_value(w), expected) <= EXPRESSION_MATCH
         np.testing.assert_allclose(f.margins(w), [float(d @ w) for d in D],
@@ -148,7 +160,7 @@ def test_evaluators_match_brute_force_over_pairs(loss: str, sparse: bool) -> Non
         for k in range(len(D)):
             w_alpha += alpha[k] * D[k]
         expected = float(m @ alpha) - 0.5 * float(w_alpha @ w_alpha)
-        if loss == "squared_hinge":
+        if loss != "hinge":
             expected -= sum(alpha[k] ** 2 / (4 * C * c[k]) for k in range(len(D)))
         assert rel(f.dual_value(alpha), expected) <= EXPRESSION_MATCH
         np.testing.assert_allclose(f.primal_from_dual(alpha), w_alpha,
@@ -211,7 +223,7 @@ def test_lipschitz_and_strong_convexity_bracket_the_explicit_hessian(
     gram_top = np.linalg.eigvalsh(D @ D.T)[-1]
     for C in (0.37, 0.05):
         f.set_params(C=C)
-        ridge = 1.0 / (2 * C * f.pair_weight) if loss == "squared_hinge" else np.zeros(len(D))
+        ridge = 1.0 / (2 * C * f.pair_weight) if loss != "hinge" else np.zeros(len(D))
         eig = np.linalg.eigvalsh(D @ D.T + np.diag(ridge))
         lipschitz = f.dual_lipschitz()
         assert eig[-1] <= lipschitz
@@ -222,7 +234,7 @@ def test_lipschitz_and_strong_convexity_bracket_the_explicit_hessian(
             assert lipschitz <= 1.01 * eig[-1]
         mu = f.dual_strong_convexity()
         assert 0.0 <= mu <= eig[0] + EXPRESSION_MATCH * eig[-1]
-        assert mu == pytest.approx(ridge.min() if loss == "squared_hinge" else 0.0,
+        assert mu == pytest.approx(ridge.min() if loss != "hinge" else 0.0,
                                   rel=EXPRESSION_MATCH)
 
 
@@ -254,7 +266,10 @@ def test_dual_start_is_feasible_and_margins_follow_w(loss: str) -> None:
     assert f.dual_infeasibility(start) == 0.0
     assert f.dual_value(start) == 0.0
     assert f.primal_value(np.zeros(f.data.n_features)) == pytest.approx(
-        f.C * float(f.pair_weight @ (np.maximum(f.margin, 0) ** (1 if loss == "hinge" else 2))),
+        f.C * float(f.pair_weight @ {"hinge": np.maximum(f.margin, 0),
+                                     "squared_hinge": np.maximum(f.margin, 0) ** 2,
+                                     "huber": np.where(f.margin > 1, 2 * f.margin - 1,
+                                                       np.maximum(f.margin, 0) ** 2)}[loss]),
         rel=EXPRESSION_MATCH)
 
 

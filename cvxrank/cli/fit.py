@@ -2,14 +2,18 @@
 
 Usage::
 
-    cvxrank fit --method ranksvm [--loss hinge|squared_hinge] --C 1e-3 --train FILE
+    cvxrank fit --method ranksvm|irsvm [--loss hinge|squared_hinge|huber] --C 1e-3 --train FILE
                 [--test FILE] [--solver NAME] [--tol TOL] [--max-iter N]
                 [--preset letor3] [--k 10] [--save-model MODEL.json] [--json]
 
 ``--solver`` is a CVXPY solver (``clarabel``, ``ecos``, ``osqp``, ``scs``: the certified
 reference, primal and dual solved and checked against each other) or a hand-written solver
-of :mod:`cvxrank.registry` (``cvxrank fit --help`` lists them); the default is the
-estimator's (:attr:`cvxrank.estimators.LinearRanker.default_solver`).
+of :mod:`cvxrank.registry` (``cvxrank fit --help`` lists them); the default ``auto`` is
+:func:`cvxrank.fitting.default_solver`: PRSVM+ (truncated Newton, O(n log n) gradients) for
+the squared hinge and Huber losses, ``apg`` on the dual for the hinge.
+
+``--method irsvm`` is IR SVM (Li 2011, Sect. 4.2): pair weights tau_k mu_q, with tau from the
+expected drop of NDCG@1 (:func:`cvxrank.formulations.irsvm.ndcg1_swap_drop`).
 
 JSON (``--json``): ``method``, ``loss``, ``C``, ``solver``, ``objective`` (the primal
 objective at the returned weights), ``iterations``, ``time`` (solver seconds), ``converged``,
@@ -41,9 +45,9 @@ from cvxrank.cli.common import (
 )
 from cvxrank.data.ranking_data import RankingData
 
-#: Methods ``fit`` knows, with the estimator class that fits each.
-METHODS = ("ranksvm",)
-LOSSES = ("hinge", "squared_hinge")
+#: Methods ``fit`` knows.
+METHODS = ("ranksvm", "irsvm")
+LOSSES = ("hinge", "squared_hinge", "huber")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -61,7 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--loss", choices=LOSSES, default="squared_hinge",
                         help="pair loss (default squared_hinge)")
     parser.add_argument("--C", type=float, default=1.0, dest="C",
-                        help="weight of the loss term, as in (1/2)||w||^2 + C sum loss "
+                        help="weight of the loss term, as in (1/2)||w||^2 + C sum loss, the C "
+                        "of Chapelle & Keerthi's eq. (1); their Matlab code's C is twice this "
                         "(default 1)")
     parser.add_argument("--train", required=True, metavar="FILE", help="training data file")
     parser.add_argument("--test", metavar="FILE", default=None, help="test data file")
@@ -83,14 +88,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_fit(args: argparse.Namespace) -> int:
     """The ``fit`` subcommand."""
-    from cvxrank.estimators import RankSVMRanker
+    from cvxrank.estimators import IRSVMRanker, RankSVMRanker
     from cvxrank.metrics import evaluate, get_preset
 
     get_preset(args.preset)  # an unknown preset fails before the (long) fit
     train, _, _ = load_data(args.train, args.format, args.query)
     test = load_data(args.test, args.format, None)[0] if args.test else None
-    model = RankSVMRanker(C=args.C, loss=args.loss, solver=args.solver, tol=args.tol,
-                          max_iter=args.max_iter)
+    estimator = {"ranksvm": RankSVMRanker, "irsvm": IRSVMRanker}[args.method]
+    model = estimator(C=args.C, loss=args.loss, solver=args.solver, tol=args.tol,
+                      max_iter=args.max_iter)
     model.fit(train.X, train.y, qid=train.qid)
     fit = model.fit_result_
     report: dict[str, Any] = {

@@ -40,8 +40,16 @@ from cvxrank.formulations.ranksvm import DENSE_GRAM_MAX_FEATURES, LIPSCHITZ_SAFE
 from cvxrank.projections import project_box_equal_sums
 
 
-class _GradeConstraints:
+class HingeRows:
     """The (threshold, document) hinge rows shared by both OC SVM formulations.
+
+    Rows are ordered by threshold, then lower-grade documents before upper-grade ones, then
+    by document index (see the module docstring).
+
+    Parameters
+    ----------
+    data : RankingData
+        The documents; their grades are the distinct values of ``data.y``.
 
     Attributes
     ----------
@@ -57,6 +65,13 @@ class _GradeConstraints:
         ``M[k, doc[k]] = sign[k]``.
     MX : ndarray or csr_matrix of shape (m, d)
         ``M @ X`` (one signed feature row per constraint; no more nonzeros than ``2 X``).
+    n_thresholds : int
+        :math:`l - 1`.
+
+    Raises
+    ------
+    ValueError
+        If the data have fewer than two distinct grades.
     """
 
     def __init__(self, data: RankingData) -> None:
@@ -88,11 +103,15 @@ class _GradeConstraints:
         """Number of hinge rows m (dual variables)."""
         return int(self.doc.size)
 
-    def threshold_matrix(self, signed: bool) -> sp.csr_matrix:
-        """m x (l-1) matrix with ``[k, threshold[k]] = sign[k]`` (or 1 if not ``signed``)."""
-        values = self.sign if signed else np.ones(self.n_rows)
-        return sp.csr_matrix((values, (np.arange(self.n_rows), self.threshold)),
+    def threshold_matrix(self) -> sp.csr_matrix:
+        """m x (l-1) matrix with ``[k, threshold[k]] = sign[k]``."""
+        return sp.csr_matrix((self.sign, (np.arange(self.n_rows), self.threshold)),
                              shape=(self.n_rows, self.n_thresholds))
+
+    def document_coefficients(self, alpha: np.ndarray) -> np.ndarray:
+        """``M^T alpha``: per document, the signed sum of its rows' multipliers (length n)."""
+        return np.bincount(self.doc, weights=self.sign * np.asarray(alpha, dtype=np.float64),
+                           minlength=self.M.shape[1])
 
     def signed_sums(self, alpha: np.ndarray) -> np.ndarray:
         r"""Per threshold, :math:`\sum_k \sigma_k \alpha_k` (upper-grade minus lower-grade sum)."""
@@ -250,7 +269,7 @@ class OrdinalSVM(Formulation):
     def __init__(self, data: RankingData, *, C: float = 1.0) -> None:
         super().__init__(data)
         self._check_param("C", float(C))
-        self._rows = _GradeConstraints(data)
+        self._rows = HingeRows(data)
         self.grades = self._rows.grades
         self.n_thresholds = self._rows.n_thresholds
         self._C = cp.Parameter(nonneg=True, name="C", value=float(C))
@@ -276,7 +295,7 @@ class OrdinalSVM(Formulation):
     # -- CVXPY reference ----------------------------------------------------------------
     def _build_primal(self) -> cp.Problem:
         rows = self._rows
-        slack = cp.pos(1.0 - rows.MX @ self._w + rows.threshold_matrix(signed=True) @ self._b)
+        slack = cp.pos(1.0 - rows.MX @ self._w + rows.threshold_matrix() @ self._b)
         objective = 0.5 * cp.sum_squares(self._w) + self._C * cp.sum(slack)
         return cp.Problem(cp.Minimize(objective))
 
@@ -286,7 +305,7 @@ class OrdinalSVM(Formulation):
         constraints = [
             self._alpha >= 0,
             self._alpha <= self._C,
-            rows.threshold_matrix(signed=True).T @ self._alpha == 0,
+            rows.threshold_matrix().T @ self._alpha == 0,
         ]
         return cp.Problem(cp.Maximize(objective), constraints)
 
@@ -309,6 +328,11 @@ class OrdinalSVM(Formulation):
     def alpha_variable(self) -> cp.Variable:
         """The hinge-row multipliers ``alpha`` (length m) of :meth:`dual`."""
         return self._alpha
+
+    @property
+    def rows(self) -> HingeRows:
+        """The hinge rows (document, threshold and sign of each dual variable)."""
+        return self._rows
 
     # -- numpy evaluators ---------------------------------------------------------------
     def split(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -334,10 +358,7 @@ class OrdinalSVM(Formulation):
 
     def weights_from_dual(self, alpha: np.ndarray) -> np.ndarray:
         """w(alpha) = X^T M^T alpha."""
-        rows = self._rows
-        u = np.bincount(rows.doc, weights=rows.sign * np.asarray(alpha, dtype=np.float64),
-                        minlength=self.data.n_documents)
-        return np.asarray(self.data.X.T @ u)
+        return np.asarray(self.data.X.T @ self._rows.document_coefficients(alpha))
 
     def optimal_thresholds(self, w: np.ndarray) -> np.ndarray:
         r"""The exact minimizer :math:`b^*(w)` of the primal over :math:`b` for fixed ``w``.
@@ -527,7 +548,7 @@ class OrdinalSVMSumOfMargins(Formulation):
 
     def __init__(self, data: RankingData, *, C: float = 1.0) -> None:
         super().__init__(data)
-        self._rows = _GradeConstraints(data)
+        self._rows = HingeRows(data)
         self.grades = self._rows.grades
         self.n_thresholds = self._rows.n_thresholds
         self._check_param("C", float(C))
@@ -620,6 +641,11 @@ class OrdinalSVMSumOfMargins(Formulation):
         """The hinge-row multipliers ``alpha`` (length m) of :meth:`dual`."""
         return self._alpha
 
+    @property
+    def rows(self) -> HingeRows:
+        """The hinge rows (document, threshold and sign of each dual variable)."""
+        return self._rows
+
     # -- numpy evaluators ---------------------------------------------------------------
     def split(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(w, a, b)`` from ``theta``."""
@@ -655,10 +681,7 @@ class OrdinalSVMSumOfMargins(Formulation):
 
     def weights_from_dual(self, alpha: np.ndarray) -> np.ndarray:
         """``X^T M^T alpha`` scaled to unit norm (0 if it vanishes)."""
-        rows = self._rows
-        u = np.bincount(rows.doc, weights=rows.sign * np.asarray(alpha, dtype=np.float64),
-                        minlength=self.data.n_documents)
-        v = np.asarray(self.data.X.T @ u)
+        v = np.asarray(self.data.X.T @ self._rows.document_coefficients(alpha))
         norm = float(np.linalg.norm(v))
         return v / norm if norm > 0 else v
 
@@ -701,10 +724,7 @@ class OrdinalSVMSumOfMargins(Formulation):
 
     def dual_value(self, alpha: np.ndarray) -> float:
         """D(alpha) = -||X^T M^T alpha||, evaluated as is (feasible or not)."""
-        rows = self._rows
-        u = np.bincount(rows.doc, weights=rows.sign * np.asarray(alpha, dtype=np.float64),
-                        minlength=self.data.n_documents)
-        return -float(np.linalg.norm(self.data.X.T @ u))
+        return -float(np.linalg.norm(self.data.X.T @ self._rows.document_coefficients(alpha)))
 
     def dual_infeasibility(self, alpha: np.ndarray) -> float:
         """Largest violation of the constraints of the implemented dual (class docstring)."""
