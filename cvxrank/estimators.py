@@ -19,6 +19,7 @@ from cvxrank.data.ranking_data import RankingData
 from cvxrank.fitting import FitResult, fit_formulation
 from cvxrank.formulations.base import Formulation
 from cvxrank.formulations.irsvm import IRSVM
+from cvxrank.formulations.ocsvm import OrdinalSVM, OrdinalSVMSumOfMargins, grades_from_scores
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import auc, evaluate
 
@@ -66,6 +67,7 @@ class LinearRanker(BaseEstimator):
             formulation, self.solver, tol=self.tol, max_iter=self.max_iter
         )
         self.coef_ = result.w
+        self._split_solution(formulation)
         self.objective_ = result.objective
         self.n_iter_ = result.n_iter
         self.fit_time_ = result.time
@@ -74,6 +76,9 @@ class LinearRanker(BaseEstimator):
         self.n_features_in_ = data.n_features
         self.n_pairs_ = formulation.n_dual
         return self
+
+    def _split_solution(self, formulation: Formulation) -> None:
+        """Hook for models whose primal point holds more than the weights (thresholds)."""
 
     def predict(self, X: Any) -> np.ndarray:
         """Ranking scores ``X @ coef_`` (higher is more relevant)."""
@@ -226,3 +231,61 @@ class AUCSVM(RankSVMRanker):
         positive = (labels == labels.max()).astype(np.float64)
         return float(auc(positive, self.predict(X), np.array([0, labels.size]),
                          convention="sklearn")[0])
+
+
+class OrdinalSVMRanker(LinearRanker):
+    """OC SVM (Shashua & Levin 2002; Li 2011, Sect. 3.1): parallel hyperplanes between grades.
+
+    A pointwise method: the grades are ordinal classes, separated by thresholds
+    :math:`b_1, ..., b_{l-1}` on the score :math:`\\langle w, x \\rangle` with a fixed margin
+    (``margin="fixed"``, :class:`cvxrank.formulations.ocsvm.OrdinalSVM`) or the sum-of-margins
+    variant (``margin="sum"``, :class:`cvxrank.formulations.ocsvm.OrdinalSVMSumOfMargins`,
+    solved by the CVXPY reference). ``predict`` gives ranking scores, ``predict_grades`` the
+    grade of each row by Li's rule (the smallest r with :math:`\\langle w, x \\rangle - b_r
+    < 0`). ``qid``/``group`` are accepted for a uniform interface; queries play no role.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Loss weight (> 0; the sum-of-margins variant needs :math:`C \\min(m_1, m_l) > 1`).
+    margin : {"fixed", "sum"}
+    solver : str, default "auto"
+        ``auto``: ``apg`` on the fixed-margin dual, the ECOS reference for the sum of margins
+        (:func:`cvxrank.fitting.default_solver`).
+    tol, max_iter
+        As in :class:`RankSVMRanker`.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d,)
+        Weights w.
+    thresholds_ : ndarray of shape (l - 1,)
+        :math:`b_r` (for ``margin="sum"``, the midpoints of the margins :math:`(a_r + b_r)/2`).
+    classes_ : ndarray of shape (l,)
+        The grade values, increasing.
+    """
+
+    def __init__(self, C: float = 1.0, margin: str = "fixed", solver: str = "auto",
+                 tol: float | None = None, max_iter: int | None = None) -> None:
+        self.C = C
+        self.margin = margin
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _formulation(self, data: RankingData) -> Formulation:
+        if self.margin == "fixed":
+            return OrdinalSVM(data, C=self.C)
+        if self.margin == "sum":
+            return OrdinalSVMSumOfMargins(data, C=self.C)
+        raise ValueError(f"margin must be 'fixed' or 'sum', got {self.margin!r}")
+
+    def _split_solution(self, formulation: Formulation) -> None:
+        parts = formulation.split(self.coef_)  # type: ignore[attr-defined]
+        self.coef_ = parts[0]
+        self.thresholds_ = parts[1] if len(parts) == 2 else 0.5 * (parts[1] + parts[2])
+        self.classes_ = np.asarray(formulation.grades)  # type: ignore[attr-defined]
+
+    def predict_grades(self, X: Any) -> np.ndarray:
+        """Grade of each row of ``X`` (values of :attr:`classes_`)."""
+        return grades_from_scores(self.predict(X), self.thresholds_, self.classes_)

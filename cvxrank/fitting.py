@@ -72,7 +72,8 @@ def default_solver(formulation: Formulation) -> str:
 
     PRSVM+ (truncated Newton with O(n log n) gradients) for a differentiable loss with
     structured weights, PRSVM for explicit per-pair weights, else accelerated projected
-    gradient on the dual (``apg``).
+    gradient on the dual (``apg``); a formulation without a hand-written solver gets its
+    certified CVXPY reference (:attr:`~cvxrank.formulations.base.Formulation.reference_solver`).
     """
     from cvxrank.registry import REGISTRY
 
@@ -82,8 +83,7 @@ def default_solver(formulation: Formulation) -> str:
         if name in registered and usable:
             return name
     if not registered:
-        raise ValueError(f"no hand-written solver is registered for {formulation.name}; "
-                         f"use a CVXPY solver ({', '.join(CVXPY_SOLVERS)})")
+        return formulation.reference_solver.lower()
     return sorted(registered)[0]
 
 

@@ -316,3 +316,29 @@ register(Entry(
     solve_kernel_newton, NEWTON_RATE, tol=tolerances.NEWTON_GAP,
     description="PRSVM+ on the kernel PCA map of an RBF kernel (C&K Sect. 6.3)",
 ))
+
+# --------------------------------------------------------------------------- OC SVM
+
+
+def _ocsvm(data: RankingData, params: dict) -> Formulation:
+    """``make_formulation`` of the fixed-margin OC SVM (params: C, scaled as below).
+
+    OC SVM's C multiplies a sum over m = 2n - m_1 - m_l hinge rows (each document borders one
+    or two thresholds) where RankSVM's multiplies one over p pairs, so the instance's C
+    (chosen for RankSVM) is multiplied by p / m to keep the loss term on the same scale.
+    """
+    import numpy as np
+
+    from cvxrank.data.pairs import count_pairs
+    from cvxrank.formulations.ocsvm import OrdinalSVM
+
+    counts = np.unique(data.y, return_counts=True)[1]
+    rows = 2 * counts.sum() - counts[0] - counts[-1]
+    return OrdinalSVM(data, C=float(params.get("C", 1.0)) * count_pairs(data).sum() / rows)
+
+
+register(Entry(
+    "ocsvm-fixed", "apg", _ocsvm, solve_accelerated_gradient, RateSpec.sublinear(-2),
+    solver_options=_FIRST_ORDER,
+    description="FISTA on OC SVM's dual with the exact box + equality projection, O(1/k^2)",
+))

@@ -482,6 +482,21 @@ def validate(
     return validate_runs([result], reference, rate, formulation=formulation, tol=tol)
 
 
+def _fit_mean_curve(results: Sequence[SolverResult], reference: Any, rate: RateSpec,
+                    runs: list[dict[str, Any]]) -> _Fit | None:
+    """The rate fitted to the mean suboptimality of several runs (None if not applicable)."""
+    if len(results) < 2 or rate.kind == "newton":
+        return None
+    scale = max(1.0, abs(float(reference.p_star)))
+    curves = [_suboptimality(r, float(reference.p_star), float(reference.d_star), scale,
+                             rate.measure) for r in results]
+    k = curves[0][1]
+    if any(c[1].shape != k.shape or np.any(c[1] != k) for c in curves):
+        return None
+    mean = np.mean([c[2] for c in curves], axis=0)
+    return fit_rate(rate, k, mean, float(np.median([r["noise_floor"] for r in runs])))
+
+
 def validate_runs(
     results: Sequence[SolverResult],
     reference: Any,
@@ -492,9 +507,13 @@ def validate_runs(
 ) -> Validation:
     """:func:`validate` over several seeded runs of a stochastic solver: the median run.
 
-    Every number (gaps, fitted rate, iterations, time) is the median over the runs, and the
-    verdict applies the rules of :func:`validate` to those medians (for a Newton method the
-    superlinear phase must show in at least half of the runs).
+    Every number (gaps, iterations, time) is the median over the runs, and the verdict
+    applies the rules of :func:`validate` to those medians (for a Newton method the
+    superlinear phase must show in at least half of the runs). A sublinear or linear rate is
+    fitted to the *mean* suboptimality over the runs when they recorded the same iterations:
+    the theorems of stochastic methods bound the expected suboptimality, which the mean
+    estimates, while one run's curve fluctuates by as much as its value (otherwise, the
+    median of the per-run fits).
     """
     if not results:
         raise ValueError("validate_runs needs at least one result")
@@ -507,6 +526,9 @@ def validate_runs(
 
     first = results[0]
     fitted = med("fitted")
+    mean_fit = _fit_mean_curve(results, reference, rate, runs)
+    if mean_fit is not None:
+        fitted = mean_fit.value
     sl = [r["superlinear"] for r in runs if r["superlinear"] is not None]
     superlinear = None if not sl else (2 * sum(sl) >= len(sl))
     rel_gap = med("rel_gap")
@@ -518,6 +540,8 @@ def validate_runs(
     )
     if len(runs) == 1:
         label = runs[0]["fitted_label"]
+    elif mean_fit is not None:
+        label = f"{mean_fit.label} (mean of {len(runs)})" if fitted is not None else "n/a"
     elif fitted is None:
         label = "n/a"
     elif rate.kind == "sublinear":

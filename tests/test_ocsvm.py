@@ -371,6 +371,7 @@ def margins_problems() -> dict:
     return out
 
 
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 @pytest.mark.parametrize("seed", [inst[0] for inst in SUM_INSTANCES])
 def test_sum_of_margins_primal_and_dual_agree(margins_problems: dict, seed: int) -> None:
     # ECOS certifies (both statuses optimal, gap and evaluators within 1e-7). Clarabel at the
@@ -404,7 +405,8 @@ def test_sum_of_margins_primal_from_dual_and_exact_thresholds(margins_problems: 
     d = g.data.n_features
     a_var, b_var = g.threshold_variables
     chain = [a_var <= b_var] + ([b_var[:-1] <= a_var[1:]] if g.n_thresholds > 1 else [])
-    for w in (theta[:d], rng.standard_normal(d) / np.sqrt(d)):
+    direction = rng.standard_normal(d)
+    for w in (theta[:d], 0.8 * direction / np.linalg.norm(direction)):
         a, b = g.optimal_thresholds(w)
         # w fixed (||w|| <= 1 holds, to rounding, and is left out): minimize over (a, b)
         fixed = cp.Problem(g.primal().objective, chain + [g.weight_variable == w])

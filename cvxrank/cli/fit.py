@@ -2,7 +2,7 @@
 
 Usage::
 
-    cvxrank fit --method ranksvm|irsvm [--loss hinge|squared_hinge|huber] --C 1e-3 --train FILE
+    cvxrank fit --method ranksvm|irsvm|ocsvm [--loss hinge|squared_hinge|huber] --C 1e-3 --train FILE
                 [--test FILE] [--solver NAME] [--tol TOL] [--max-iter N]
                 [--preset letor3] [--k 10] [--save-model MODEL.json] [--json]
 
@@ -13,11 +13,14 @@ of :mod:`cvxrank.registry` (``cvxrank fit --help`` lists them); the default ``au
 the squared hinge and Huber losses, ``apg`` on the dual for the hinge.
 
 ``--method irsvm`` is IR SVM (Li 2011, Sect. 4.2): pair weights tau_k mu_q, with tau from the
-expected drop of NDCG@1 (:func:`cvxrank.formulations.irsvm.ndcg1_swap_drop`).
+expected drop of NDCG@1 (:func:`cvxrank.formulations.irsvm.ndcg1_swap_drop`). ``--method
+ocsvm`` is the fixed-margin OC SVM (Li 2011, Sect. 3.1; hinge loss, ``--loss`` ignored); with
+``--test`` it also reports ``grade_accuracy`` and ``grade_mae`` of the predicted grades.
 
 JSON (``--json``): ``method``, ``loss``, ``C``, ``solver``, ``objective`` (the primal
 objective at the returned weights), ``iterations``, ``time`` (solver seconds), ``converged``,
-``message``, ``n_pairs``; with ``--test`` also ``preset`` and the measure keys of
+``message``, ``n_dual`` (dual variables) and ``n_pairs`` (pairwise methods); with
+``--test`` also ``preset`` and the measure keys of
 ``cvxrank evaluate --json`` (``ndcg@1``..``ndcg@k``, ``p@1``..``p@k``, ``map``, ``mrr``).
 
 ``--save-model`` writes a JSON file with the method, its parameters and the weights ``w``.
@@ -34,6 +37,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import scipy.sparse as sp
 
 from cvxrank.cli.common import (
@@ -46,7 +50,7 @@ from cvxrank.cli.common import (
 from cvxrank.data.ranking_data import RankingData
 
 #: Methods ``fit`` knows.
-METHODS = ("ranksvm", "irsvm")
+METHODS = ("ranksvm", "irsvm", "ocsvm")
 LOSSES = ("hinge", "squared_hinge", "huber")
 
 
@@ -88,20 +92,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_fit(args: argparse.Namespace) -> int:
     """The ``fit`` subcommand."""
-    from cvxrank.estimators import IRSVMRanker, RankSVMRanker
+    from cvxrank.estimators import IRSVMRanker, OrdinalSVMRanker, RankSVMRanker
     from cvxrank.metrics import evaluate, get_preset
 
     get_preset(args.preset)  # an unknown preset fails before the (long) fit
     train, _, _ = load_data(args.train, args.format, args.query)
     test = load_data(args.test, args.format, None)[0] if args.test else None
-    estimator = {"ranksvm": RankSVMRanker, "irsvm": IRSVMRanker}[args.method]
-    model = estimator(C=args.C, loss=args.loss, solver=args.solver, tol=args.tol,
-                      max_iter=args.max_iter)
+    common = {"C": args.C, "solver": args.solver, "tol": args.tol, "max_iter": args.max_iter}
+    if args.method == "ocsvm":
+        model = OrdinalSVMRanker(**common)
+        loss = "hinge"
+    else:
+        loss = args.loss
+        model = {"ranksvm": RankSVMRanker, "irsvm": IRSVMRanker}[args.method](loss=loss,
+                                                                              **common)
     model.fit(train.X, train.y, qid=train.qid)
     fit = model.fit_result_
     report: dict[str, Any] = {
         "method": args.method,
-        "loss": args.loss,
+        "loss": loss,
         "C": args.C,
         "train": args.train,
         "solver": fit.solver,
@@ -110,16 +119,26 @@ def run_fit(args: argparse.Namespace) -> int:
         "time": fit.time,
         "converged": fit.converged,
         "message": fit.message,
-        "n_pairs": model.n_pairs_,
+        "n_dual": model.n_pairs_,
     }
+    if args.method != "ocsvm":
+        report["n_pairs"] = model.n_pairs_
     if test is not None:
-        scores = model.predict(_with_n_features(test, train.n_features, args.test).X)
+        X_test = _with_n_features(test, train.n_features, args.test).X
+        scores = model.predict(X_test)
         report["test"] = args.test
         report["preset"] = args.preset
         report.update(evaluate(test.y, scores, test.query_ptr, preset=args.preset, k=args.k))
+        if args.method == "ocsvm":
+            grades = model.predict_grades(X_test)
+            report["grade_accuracy"] = float(np.mean(grades == test.y))
+            report["grade_mae"] = float(np.mean(np.abs(grades - test.y)))
     if args.save_model:
         model_doc = {key: report[key] for key in ("method", "loss", "C", "solver", "objective")}
         model_doc["w"] = model.coef_
+        if args.method == "ocsvm":
+            model_doc["thresholds"] = model.thresholds_
+            model_doc["grades"] = model.classes_
         Path(args.save_model).write_text(json.dumps(to_jsonable(model_doc), indent=2) + "\n")
     if args.json:
         emit_json(report)
@@ -146,7 +165,7 @@ def format_report(report: dict[str, Any], *, k: int) -> str:
     """The text form of a fit report."""
     lines = [
         f"method     {report['method']} ({report['loss']}, C={report['C']:g})",
-        f"train      {report['train']} ({report['n_pairs']:,} pairs)",
+        f"train      {report['train']} ({report['n_dual']:,} dual variables)",
         f"solver     {report['solver']}: {report['message']}",
         f"objective  {report['objective']:.10g}",
         f"iterations {report['iterations']}",

@@ -52,11 +52,17 @@ class Formulation(ABC):
     ----------
     name : str
         Registry name, e.g. ``"ranksvm-hinge"``.
+    reference_solver : str
+        The CVXPY solver that certifies it best (default Clarabel).
     data : RankingData
         The training data.
     """
 
     name: str = "formulation"
+
+    #: The CVXPY solver that certifies this formulation best (``fit`` uses it when no
+    #: hand-written solver is registered).
+    reference_solver: str = "CLARABEL"
 
     def __init__(self, data: RankingData) -> None:
         self.data = data
@@ -116,8 +122,9 @@ class Formulation(ABC):
 
     @property
     @abstractmethod
-    def w_variable(self) -> cp.Variable:
-        """The primal weight variable of :meth:`primal` (read after a solve)."""
+    def w_variable(self) -> cp.Expression:
+        """The primal point of :meth:`primal` (the weights, or an expression stacking the
+        weights and any other primal variables such as thresholds; read after a solve)."""
 
     @property
     @abstractmethod
@@ -139,7 +146,7 @@ class Formulation(ABC):
 
     @abstractmethod
     def primal_from_dual(self, alpha: np.ndarray) -> np.ndarray:
-        """The primal weights w(alpha) given by the stationarity condition."""
+        """The primal point w(alpha) given by the stationarity (and optimality) conditions."""
 
     def duality_gap(self, w: np.ndarray, alpha: np.ndarray) -> float:
         """``primal_value(w) - dual_value(alpha)`` (>= 0 by weak duality for feasible alpha)."""

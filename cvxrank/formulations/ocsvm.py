@@ -470,8 +470,8 @@ class OrdinalSVMSumOfMargins(Formulation):
     i.e. :math:`P(w, a, b) = \sum_r (a_r - b_r) + C \sum_r \big(\sum_i (s_{r,i} - a_r)_+ +
     \sum_i (b_r - s_{r+1,i})_+\big)` on the feasible set, :math:`s = \langle w, x\rangle`.
     The chain :math:`a_1 \le b_1 \le a_2 \le \dots \le b_{l-1}` keeps the thresholds ordered
-    (Shashua & Levin's constraints); for :math:`l = 2` this is their :math:`\nu`-SVM-like
-    case.
+    (Shashua & Levin's constraints); for :math:`l = 2` the problem reduces to a
+    :math:`\nu`-SVM, as they note.
 
     Lagrange dual. With multipliers :math:`\alpha_{r,i}, \alpha^*_{r+1,i} \in [0, C]` of the
     hinge rows (the vector :math:`\alpha` in the row order of the module docstring),
@@ -509,6 +509,14 @@ class OrdinalSVMSumOfMargins(Formulation):
     and :math:`B_{l-1} \ge 1`) has no strictly feasible point at equality; C must satisfy
     :math:`C \min(m_1, m_l) > 1`.
 
+    **Trivial regime.** The objective is positively homogeneous in :math:`(w, a, b)`, so
+    either :math:`p^* < 0` with :math:`\|w^*\| = 1`, or :math:`p^* = 0` and :math:`w = 0`,
+    :math:`a = b = 0` is optimal. The second happens when C is large against the sizes of the
+    middle grades (a margin there costs more in slacks than it gains), e.g. on data whose
+    top grade is rare, since C must also exceed :math:`1/\min(m_1, m_l)`; then the dual
+    determines no direction and :math:`w(\alpha)` is only as meaningful as the rounding in
+    :math:`X^\top M^\top \alpha`.
+
     The primal point :math:`\theta` is the concatenation :math:`(w, a, b)` of length
     :math:`d + 2(l - 1)`. No fast solver uses this formulation; :meth:`primal_from_dual`
     (exact thresholds for :math:`w(\alpha)`) lets the reference be cross-checked.
@@ -534,6 +542,15 @@ class OrdinalSVMSumOfMargins(Formulation):
         For C not finite, not > 0 or with ``C * min(m_1, m_l) <= 1``, or data with fewer
         than two distinct grades.
 
+    Notes
+    -----
+    Clarabel, at the reference settings of :data:`cvxrank.reference.SOLVER_OPTIONS`
+    (feasibility 1e-10), solves the primal to ``optimal`` but usually stops at
+    ``optimal_inaccurate`` on this dual (its primal residual stalls near 1e-9 as the
+    barrier parameter goes to 0; the QP ``max -||X^T M^T alpha||^2 / 2`` over the same set
+    does not have the problem), with a dual value still correct to about 1e-10. ECOS
+    certifies both: use ``solve_reference(f, "ECOS")`` for this formulation.
+
     References
     ----------
     .. [1] H. Li, "A Short Introduction to Learning to Rank", IEICE Trans. Inf. & Syst.,
@@ -545,6 +562,8 @@ class OrdinalSVMSumOfMargins(Formulation):
     """
 
     name = "ocsvm-sum-margins"
+    #: Clarabel stops at ``optimal_inaccurate`` on this dual; ECOS certifies it.
+    reference_solver = "ECOS"
 
     def __init__(self, data: RankingData, *, C: float = 1.0) -> None:
         super().__init__(data)
