@@ -2,8 +2,8 @@
 
 Usage::
 
-    cvxrank fit --method ranksvm|irsvm|ocsvm [--loss hinge|squared_hinge|huber] --C 1e-3 --train FILE
-                [--test FILE] [--solver NAME] [--tol TOL] [--max-iter N]
+    cvxrank fit --method ranksvm|irsvm|ocsvm [--loss hinge|squared_hinge|huber] --C 1e-3
+                --train FILE [--test FILE] [--solver NAME] [--tol TOL] [--max-iter N]
                 [--preset letor3] [--k 10] [--save-model MODEL.json] [--json]
 
 ``--solver`` is a CVXPY solver (``clarabel``, ``ecos``, ``osqp``, ``scs``: the certified

@@ -162,13 +162,9 @@ def solve_truncated_newton(
             v = np.ravel(v)
             return v + C * np.asarray(X.T @ hessp(np.asarray(X @ v)))
 
-        count = [0]
-        direction, _ = spla.cg(
-            spla.LinearOperator((d, d), matvec=matvec, dtype=np.float64), g,
-            rtol=min(0.5, math.sqrt(g_norm / g0_norm)), atol=0.0, maxiter=max_cg,
-            callback=lambda _x: count.__setitem__(0, count[0] + 1),
-        )
-        cg_counts.append(count[0])
+        direction, n_cg = _conjugate_gradient(matvec, g, min(0.5, math.sqrt(g_norm / g0_norm)),
+                                              max_cg)
+        cg_counts.append(n_cg)
         decrement = float(g @ direction)
         if not decrement > 0:  # CG returned no descent direction: fall back to the gradient
             direction, decrement = g, g_norm * g_norm
@@ -198,6 +194,21 @@ def solve_truncated_newton(
     if stalled:
         result.message = "converged: line search found no decrease (stationary to precision)"
     return result
+
+
+def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float,
+                        maxiter: int) -> tuple[np.ndarray, int]:
+    """``scipy.sparse.linalg.cg`` on the operator ``matvec``; the solution and its iterations."""
+    iterations = 0
+
+    def count(_x: np.ndarray) -> None:
+        nonlocal iterations
+        iterations += 1
+
+    n = b.size
+    x, _ = spla.cg(spla.LinearOperator((n, n), matvec=matvec, dtype=np.float64), b,
+                   rtol=rtol, atol=0.0, maxiter=maxiter, callback=count)
+    return x, iterations
 
 
 def solve_prsvm(formulation: Any, **options: Any) -> SolverResult:
