@@ -26,7 +26,7 @@ test: install
 	$(BIN)/python -m pytest -q tests
 
 lint: install
-	$(BIN)/ruff check cvxrank tests benchmarks
+	$(BIN)/ruff check cvxrank tests benchmarks notebooks
 
 figures: install
 	$(BIN)/cvxrank figures --out figures

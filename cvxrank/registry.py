@@ -280,19 +280,21 @@ register(Entry(
 # --------------------------------------------------------------------------- stochastic
 
 #: SGD's proven rate with the step 2/(mu (t+1)) and t-weighted averaging (Lacoste-Julien
-#: et al. 2012): E[P(w_bar_t)] - p* = O(1/t), measured on the median of three seeded runs.
+#: et al. 2012): E[P(w_bar_t)] - p* = O(1/t). The expectation is estimated by the mean over
+#: five seeded runs (with three, one run's fluctuations can still tilt the fitted slope).
 SGD_RATE = RateSpec.sublinear(-1, measure="primal")
+SGD_SEEDS = (0, 1, 2, 3, 4)
 
 register(Entry(
     "ranksvm-squared_hinge", "sgd-pairs", _ranksvm("squared_hinge"), solve_sgd_pairs,
-    SGD_RATE, stochastic=True, seeds=(0, 1, 2), tol=tolerances.STOCHASTIC_GAP,
+    SGD_RATE, stochastic=True, seeds=SGD_SEEDS, tol=tolerances.STOCHASTIC_GAP,
     solver_options={"tol": 0.0, "max_iter": 30_000, "batch_size": 16},
     description="SGD on pairs (C&K Alg. 2, 16 pairs a step), O(1/t)",
 ))
 register(Entry(
     "ranksvm-squared_hinge", "sgd-queries", _ranksvm("squared_hinge"), solve_sgd_queries,
-    SGD_RATE, stochastic=True, seeds=(0, 1, 2), tol=tolerances.STOCHASTIC_GAP,
-    solver_options={"tol": 0.0, "max_iter": 25_000},
+    SGD_RATE, stochastic=True, seeds=SGD_SEEDS, tol=tolerances.STOCHASTIC_GAP,
+    solver_options={"tol": 0.0, "max_iter": 20_000},
     description="SGD on queries with O(n_q log n_q) query gradients (C&K Alg. 3), O(1/t)",
 ))
 

@@ -161,11 +161,15 @@ class TraceRecorder:
         alpha: np.ndarray | None = None,
         step: float = float("nan"),
         converged: bool = False,
+        values: tuple[float, float] | None = None,
     ) -> bool:
         """Record iteration ``k``; return True while the solver should go on.
 
         Give ``alpha`` (and optionally ``w``, else ``w = primal_from_dual(alpha)``) for dual
-        solvers, or ``w`` alone for primal solvers.
+        solvers, or ``w`` alone for primal solvers. A solver that computes the primal value
+        and the dual bound at this point as part of its own iteration (PRSVM's certificate)
+        passes them as ``values = (primal, dual)``: they are then charged to the solver's
+        clock and not evaluated again. (Validation re-evaluates the returned point itself.)
         """
         self._elapsed += time.perf_counter() - self._started
         last = converged or k >= self.max_iter or (
@@ -178,13 +182,16 @@ class TraceRecorder:
             w = f.primal_from_dual(alpha)
         due = k % self.record_every == 0 or last or not self.trace.iteration
         gap_ok = False
-        if due or alpha is not None:
-            p = f.primal_value(w)
-            if alpha is not None:
-                d = f.dual_value(alpha)
-            else:  # a primal solver: the dual bound its iterate certifies, if any
-                certificate = getattr(f, "dual_value_at", None)
-                d = certificate(w) if certificate is not None else float("nan")
+        if due or alpha is not None or values is not None:
+            if values is not None:
+                p, d = (float(v) for v in values)
+            else:
+                p = f.primal_value(w)
+                if alpha is not None:
+                    d = f.dual_value(alpha)
+                else:  # a primal solver: the dual bound its iterate certifies, if any
+                    certificate = getattr(f, "dual_value_at", None)
+                    d = certificate(w) if certificate is not None else float("nan")
             gap = p - d
             gap_ok = bool(np.isfinite(d)) and gap <= self.tol * max(1.0, abs(p))
             if due or gap_ok:

@@ -21,7 +21,7 @@ from cvxrank import __version__
 from cvxrank.cli.common import EXIT_INPUT_ERROR, INPUT_ERRORS, report_error
 
 #: Subcommand modules under ``cvxrank.cli``, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("data", "evaluate", "verify", "fit", "figures")
+COMMANDS: tuple[str, ...] = ("data", "evaluate", "verify", "fit", "figures", "reproduce")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1108,6 +1108,9 @@ def plot_fig3(result: ScalingResult, ax: Any = None) -> Any:
                        f"(> {result.max_pairs:,} pairs)")
     c_text = (f"C = {result.c0:g}/p" if result.c_mode == "per-pair"
               else f"C = {result.C_fixed:g}")
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("n (documents, one query, two grades)")
     ax.set_ylabel("training time [s]")
     ax.set_title(f"AUC optimization, d = {result.d}, {c_text} (Chapelle & Keerthi Fig. 3)",

@@ -38,7 +38,9 @@ def ndcg1_swap_drop(data: RankingData, *, zero_floor: float | None = None
     needs a to be the query's top grade :math:`g^*` and has probability :math:`1 / n^*`
     (:math:`n^*` documents have the top grade); the drop is then :math:`1 - (2^b - 1) /
     (2^{g^*} - 1)`. The expected drop is computed exactly (no sampling), per query, and
-    :math:`\tau_{(a, b)}` is its mean over the queries where both grades occur.
+    :math:`\tau_{(a, b)}` is its mean over the queries where both grades occur. A query whose
+    top grade has gain <= 0 (grade 0) has NDCG@1 = 0 whatever the order (the LETOR
+    convention for a query without relevant documents): its drops are 0.
 
     Parameters
     ----------
@@ -67,6 +69,8 @@ def ndcg1_swap_drop(data: RankingData, *, zero_floor: float | None = None
     .. [2] Y. Cao, J. Xu, T.-Y. Liu, H. Li, Y. Huang and H.-W. Hon, "Adapting ranking SVM to
        document retrieval", SIGIR 2006.
     """
+    if zero_floor is not None and not 0 < zero_floor <= 1:
+        raise ValueError(f"zero_floor must be in (0, 1], got {zero_floor}")
     totals: dict[tuple[float, float], list[float]] = {}
     ptr = data.query_ptr
     for q in range(data.n_queries):
@@ -78,15 +82,14 @@ def ndcg1_swap_drop(data: RankingData, *, zero_floor: float | None = None
         for hi in range(1, grades.size):
             for lo in range(hi):
                 a, b = float(grades[hi]), float(grades[lo])
-                drop = (1.0 - (2.0 ** b - 1.0) / top_gain) / n_top if a == top else 0.0
+                changes = a == top and top_gain > 0  # else NDCG@1 is 0 before and after
+                drop = (1.0 - (2.0 ** b - 1.0) / top_gain) / n_top if changes else 0.0
                 totals.setdefault((a, b), []).append(drop)
     if not totals:
         raise ValueError("no query has documents of two different grades: IR SVM has no pairs")
     tau = {key: float(np.mean(v)) for key, v in sorted(totals.items())}
     zero = [key for key, v in tau.items() if not v > 0]
     if zero and zero_floor is not None:
-        if not 0 < zero_floor <= 1:
-            raise ValueError(f"zero_floor must be in (0, 1], got {zero_floor}")
         floor = zero_floor * min(v for v in tau.values() if v > 0)
         return {key: (v if v > 0 else floor) for key, v in tau.items()}
     if zero:

@@ -21,7 +21,8 @@ s and products with its (generalized) Hessian in s; two engines compute them:
   :math:`c\,\ell(\tilde v_j - \tilde u_i)` with :math:`\tilde u_i = s_i - m/2` and
   :math:`\tilde v_j = s_j + m/2`, active when :math:`\tilde v_j > \tilde u_i`. After one sort
   of the shifted scores, the sums over active pairs are prefix and suffix sums, so one
-  evaluation costs O(E log E) for E <= (number of grades) x n block entries, and each
+  evaluation costs O(E log E) for E <= (number of grades) x n block entries (twice that for
+  the Huber loss), and each
   Hessian-vector product O(E) with the order of the last evaluation. Weights may depend on
   the query and on the pair of grades (Sect. 6.2, case 2), margins on the pair of grades.
 
@@ -202,7 +203,8 @@ class SortedPairLoss:
 
     @property
     def n_entries(self) -> int:
-        """Number of block entries E (each document once per block it belongs to)."""
+        """Number of block entries E (each document once per block it belongs to): at most
+        (number of grades - 1) x n, twice that for the Huber loss."""
         return int(self.blocks.doc.size)
 
     def _sort(self, values: np.ndarray) -> np.ndarray:
@@ -225,6 +227,11 @@ class SortedPairLoss:
         """Value, gradient and Hessian-vector product of L at the scores ``s``."""
         b = self.blocks
         values = s[b.doc] + b.shift
+        # Centre each block: the loss depends on differences inside a block only, and the
+        # prefix sums below (S2 - 2 u S1 + n u^2) would otherwise lose the digits of a common
+        # offset of the scores.
+        sizes = np.diff(b.ptr)
+        values -= (np.add.reduceat(values, b.ptr[:-1]) / sizes)[b.block]
         order = self._sort(values)
         doc = b.doc[order]
         upper = b.upper[order]

@@ -138,7 +138,8 @@ class RankSVM(Formulation):
     pair_weight, margin : ndarray of shape (p,)
         Read-only per-pair :math:`c` and :math:`m` (derived from the structured form if given).
     structured : bool
-        True when the weights and margins are structured (PRSVM+ applies).
+        True when the weights and margins are structured and the pairs are all the
+        preference pairs of the data (PRSVM+ applies).
 
     Raises
     ------
@@ -191,12 +192,14 @@ class RankSVM(Formulation):
             raise ValueError("give either explicit per-pair weights and margins (pair_weight, "
                              "margin) or structured ones (query_weight, level_weight, "
                              "level_margin), not both")
-        self.structured = not explicit
         if pairs is not None and pairs.n_documents != data.n_documents:
             raise ValueError(
                 f"pairs index {pairs.n_documents} documents but the data has "
                 f"{data.n_documents} documents"
             )
+        # The sorted engine sums over all pairs of the data: a given subset of them must go
+        # through the pair operator.
+        self.structured = not explicit and (pairs is None or _all_pairs_of(pairs, data))
         p = pairs.n_pairs if pairs is not None else int(count_pairs(data).sum())
         if p == 0:
             raise ValueError(
@@ -543,6 +546,16 @@ def _per_pair(values: np.ndarray | None, p: int, what: str, *, positive: bool) -
             raise ValueError(f"{what}[{bad[0]}] = {out[bad[0]]}; every {what} must be {need}")
     out.flags.writeable = False
     return out
+
+
+def _all_pairs_of(pairs: PairSet, data: RankingData) -> bool:
+    """Whether ``pairs`` holds every preference pair of ``data`` (each exactly once)."""
+    if pairs.n_pairs != int(count_pairs(data).sum()):
+        return False
+    up, lo, qidx = pairs.upper, pairs.lower, data.query_index
+    if not (np.all(data.y[up] > data.y[lo]) and np.all(qidx[up] == qidx[lo])):
+        return False
+    return np.unique(up * data.n_documents + lo).size == pairs.n_pairs
 
 
 def _per_query(values: np.ndarray | None, n_queries: int) -> np.ndarray:

@@ -89,7 +89,8 @@ def solve_truncated_newton(
     ----------
     formulation : RankSVM
         A squared-hinge or Huber RankSVM (anything with ``X``, ``C``, ``loss``,
-        ``loss_engine(kind)`` and ``dual_value_at``).
+        ``loss_engine(kind)`` and ``dual_value_at(w, evaluation)``). The certificate is
+        computed from the loss evaluation the iteration holds anyway, on the solver's clock.
     engine : {"sorted", "pairs"}
         ``"sorted"``: PRSVM+ (O(nd + n log n), no pairs, structured weights only);
         ``"pairs"``: PRSVM (O(nd + p) through the pair operator A).
@@ -132,13 +133,13 @@ def solve_truncated_newton(
         raise ValueError(f"{name} needs a differentiable loss (squared_hinge or huber); "
                          f"{f.name} has {getattr(f, 'loss', 'none')}: use a dual solver "
                          "(pg, apg) for the hinge")
+    rec = TraceRecorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget,
+                        callback=callback)  # the clock starts: building A counts (PRSVM)
     loss_engine = f.loss_engine(engine)
     X, C = f.X, f.C
     d = X.shape[1]
     max_cg = max(50, 2 * d) if max_cg_iter is None else int(max_cg_iter)
     certified = f.loss == "squared_hinge"
-    rec = TraceRecorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget,
-                        callback=callback)
     w = np.zeros(d)
     s = np.zeros(X.shape[0])
     ev = loss_engine.evaluate(s)
@@ -149,7 +150,8 @@ def solve_truncated_newton(
     k = 0
     done = False
     stalled = False
-    while rec.record(k, w=w, step=steps[-1] if steps else float("nan"), converged=done):
+    while rec.record(k, w=w, step=steps[-1] if steps else float("nan"), converged=done,
+                     values=(value, f.dual_value_at(w, ev))):
         g = w + C * np.asarray(X.T @ ev.grad)
         g_norm = float(np.linalg.norm(g))
         if g_norm == 0.0:

@@ -67,20 +67,26 @@ def _loss_slope(loss: str) -> Callable[[np.ndarray], np.ndarray]:
     return lambda r: 2.0 * np.clip(r, 0.0, 1.0)
 
 
-def _run(formulation: Any, name: str, gradient: Callable[[np.ndarray, np.ndarray], np.ndarray],
-         draw: Callable[[np.random.Generator, int], np.ndarray], *, tol: float, max_iter: int,
-         time_budget: float | None, seed: int | np.random.Generator | None,
-         callback: Callback | None, record_every: int | None, **info: Any) -> SolverResult:
+def _recorder(formulation: Any, *, tol: float, max_iter: int, time_budget: float | None,
+              callback: Callback | None, record_every: int | None) -> TraceRecorder:
+    """The run's recorder (its clock starts here, before the solver's set-up)."""
+    every = record_every or max(1, max_iter // RECORDS)
+    return TraceRecorder(formulation, tol=tol, max_iter=max_iter, time_budget=time_budget,
+                         callback=callback, record_every=every)
+
+
+def _run(rec: TraceRecorder, name: str,
+         gradient: Callable[[np.ndarray, np.ndarray], np.ndarray],
+         draw: Callable[[np.random.Generator, int], np.ndarray],
+         seed: int | np.random.Generator | None, **info: Any) -> SolverResult:
     """Projected SGD with step 2/(t+1) and t-weighted averaging (see the module docstring).
 
     ``gradient(w, sample)`` is the stochastic gradient of P at w for one row of indices drawn
     by ``draw(rng, k)`` (an array of k rows).
     """
-    f = formulation
+    f = rec.formulation
+    max_iter = rec.max_iter
     rng = np.random.default_rng(seed)
-    every = record_every or max(1, max_iter // RECORDS)
-    rec = TraceRecorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget,
-                        callback=callback, record_every=every)
     d = f.X.shape[1]
     radius = math.sqrt(2.0 * f.primal_value(np.zeros(d)))
     w = np.zeros(d)
@@ -145,6 +151,8 @@ def solve_sgd_pairs(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     f = formulation
+    rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
+                    record_every=record_every)
     pairs = f.pairs
     X = f.X
     p = pairs.n_pairs
@@ -158,10 +166,9 @@ def solve_sgd_pairs(
         coef = scale[k] * slope(margin[k] - Z @ w)
         return w - np.asarray(Z.T @ coef).ravel()
 
-    return _run(f, "sgd-pairs", gradient,
-                lambda rng, m: rng.integers(0, p, size=(m, batch_size)),
-                tol=tol, max_iter=max_iter, time_budget=time_budget, seed=seed,
-                callback=callback, record_every=record_every, batch_size=batch_size)
+    return _run(rec, "sgd-pairs", gradient,
+                lambda rng, m: rng.integers(0, p, size=(m, batch_size)), seed,
+                batch_size=batch_size)
 
 
 def solve_sgd_queries(
@@ -200,6 +207,8 @@ def solve_sgd_queries(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     f = formulation
+    rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
+                    record_every=record_every)
     f.loss_engine("sorted")  # refuses explicit per-pair weights with a clear message
     data = f.data
     ptr = data.query_ptr
@@ -224,8 +233,6 @@ def solve_sgd_queries(
             g += scale * np.asarray(Xq.T @ engines[q].evaluate(Xq @ w).grad).ravel()
         return g
 
-    return _run(f, "sgd-queries", gradient,
-                lambda rng, m: rng.integers(0, with_pairs.size, size=(m, batch_size)),
-                tol=tol, max_iter=max_iter, time_budget=time_budget, seed=seed,
-                callback=callback, record_every=record_every, batch_size=batch_size,
-                n_queries=int(with_pairs.size))
+    return _run(rec, "sgd-queries", gradient,
+                lambda rng, m: rng.integers(0, with_pairs.size, size=(m, batch_size)), seed,
+                batch_size=batch_size, n_queries=int(with_pairs.size))
