@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Rerun a published experiment with cvxrank's solvers; print its table and "
         "write the table (markdown, CSV) or figure (PNG, CSV) files.",
     )
-    experiments = parser.add_subparsers(dest="experiment", metavar="EXPERIMENT",
+    experiments = parser.add_subparsers(dest="reproduce_command", metavar="EXPERIMENT",
                                         required=True)
 
     t3 = experiments.add_parser(
