@@ -46,6 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from cvxrank.formulations.sorted_kernels import block_hessp, block_sums
+
 #: Losses the engines evaluate.
 LOSSES = ("hinge", "squared_hinge", "huber")
 
@@ -183,7 +185,9 @@ class SortedPairLoss:
     \\tilde u_t^2` and their derivative in :math:`s_t` is :math:`-2(S^1_t - n_t \\tilde u_t)`
     (the paper's :math:`2(\\alpha_k \\tilde y_k - \\beta_k)`, eq. (5)); a lower entry uses the
     counts and sums of the upper entries before it. Hessian-vector products (eq. (6),
-    :math:`z_k = \\alpha_k \\delta_k - \\gamma_k`) reuse the order and counts.
+    :math:`z_k = \\alpha_k \\delta_k - \\gamma_k`) reuse the order and counts. The sort is
+    numpy's; the two passes over each block are compiled
+    (:mod:`cvxrank.formulations.sorted_kernels`).
     """
 
     def __init__(self, query_index: np.ndarray, grade_index: np.ndarray,
@@ -215,63 +219,24 @@ class SortedPairLoss:
             order = order[np.argsort(self._block_key[order], kind="stable")]
         return order
 
-    def _segment_cumsum(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Inclusive cumulative sums of ``x`` inside each block, and each block's total."""
-        c = np.cumsum(x)
-        ptr = self.blocks.ptr
-        before = np.concatenate(([0.0], c))[ptr[:-1]]
-        total = np.concatenate(([0.0], c))[ptr[1:]] - before
-        return c - before[self.blocks.block], total
-
     def evaluate(self, s: np.ndarray) -> LossEvaluation:
         """Value, gradient and Hessian-vector product of L at the scores ``s``."""
         b = self.blocks
-        values = s[b.doc] + b.shift
-        # Centre each block: the loss depends on differences inside a block only, and the
-        # prefix sums below (S2 - 2 u S1 + n u^2) would otherwise lose the digits of a common
-        # offset of the scores.
-        sizes = np.diff(b.ptr)
-        values -= (np.add.reduceat(values, b.ptr[:-1]) / sizes)[b.block]
+        values = np.asarray(s, dtype=np.float64)[b.doc] + b.shift
         order = self._sort(values)
-        doc = b.doc[order]
-        upper = b.upper[order]
-        lower = ~upper
-        v = values[order]
-        blk, c = b.block, b.weight
-        # Lower entries after each position, upper entries up to each position.
-        lo_cnt, lo_cnt_tot = self._segment_cumsum(lower.astype(np.float64))
-        lo_s1, lo_s1_tot = self._segment_cumsum(np.where(lower, v, 0.0))
-        up_cnt, _ = self._segment_cumsum(upper.astype(np.float64))
-        up_s1, _ = self._segment_cumsum(np.where(upper, v, 0.0))
-        n_after = lo_cnt_tot[blk] - lo_cnt
-        s1_after = lo_s1_tot[blk] - lo_s1
-        # Sum over the active pairs of (v_j - u_i): per upper entry, and per lower entry.
-        excess = np.where(upper, s1_after - n_after * v, up_cnt * v - up_s1)
-        count = np.where(upper, n_after, up_cnt)
-        if self.loss == "hinge":
-            value = float(np.sum(c * np.where(upper, excess, 0.0)))
-            slope = np.where(upper, -count, count) * c
-            grad = np.bincount(doc, weights=slope, minlength=self.n_documents)
+        squared = self.loss != "hinge"
+        value, grad, margin_hinge, count = block_sums(
+            values, order, b.doc, b.upper, b.weight, b.margin, b.ptr, self.n_documents, squared)
+        if not squared:
             return LossEvaluation(value, grad, float("nan"), None)
-        lo_s2, lo_s2_tot = self._segment_cumsum(np.where(lower, v * v, 0.0))
-        s2_after = lo_s2_tot[blk] - lo_s2
-        squares = np.where(upper, s2_after - v * (2.0 * s1_after - n_after * v), 0.0)
-        value = float(np.sum(c * squares))
-        margin_hinge = (float(np.sum((c * b.margin) * np.where(upper, excess, 0.0)))
-                        if self.loss == "squared_hinge" else float("nan"))
-        slope = 2.0 * c * np.where(upper, -excess, excess)
-        grad = np.bincount(doc, weights=slope, minlength=self.n_documents)
-        curvature = 2.0 * c * count
 
         def hessp(delta: np.ndarray) -> np.ndarray:
-            d = delta[doc]
-            up_sum, _ = self._segment_cumsum(np.where(upper, d, 0.0))
-            lo_sum, lo_tot = self._segment_cumsum(np.where(lower, d, 0.0))
-            partner = np.where(upper, lo_tot[blk] - lo_sum, up_sum)
-            z = curvature * d - 2.0 * c * partner
-            return np.bincount(doc, weights=z, minlength=self.n_documents)
+            return block_hessp(np.asarray(delta, dtype=np.float64), order, count, b.doc,
+                               b.upper, b.weight, b.ptr)
 
-        return LossEvaluation(value, grad, margin_hinge, hessp)
+        return LossEvaluation(value, grad,
+                              margin_hinge if self.loss == "squared_hinge" else float("nan"),
+                              hessp)
 
 
 def _build_blocks(query: np.ndarray, grade: np.ndarray, query_weight: np.ndarray,
