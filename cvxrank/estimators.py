@@ -161,7 +161,7 @@ class RankSVMRanker(LinearRanker):
         return RankSVM(data, C=self.C, loss=self.loss, max_pairs=self.max_pairs)
 
 
-class IRSVMRanker(LinearRanker):
+class IRSVMRanker(RankSVMRanker):
     """IR SVM (Cao et al. 2006; Li 2011, Sect. 4.2): RankSVM with pair weights tau_k mu_q.
 
     .. math::
@@ -171,10 +171,10 @@ class IRSVMRanker(LinearRanker):
 
     with :math:`\\tau` per pair of grades (default: the expected drop of NDCG@1 when two
     documents of the grade pair are swapped, :func:`cvxrank.formulations.irsvm.ndcg1_swap_drop`)
-    and :math:`\\mu_q = 1/n_q` per query. See :class:`RankSVMRanker` for the parameters;
-    ``tau`` is a mapping ``{(higher_grade, lower_grade): weight}`` or a function of the two
-    grades. The paper's loss is the hinge; the squared hinge and Huber losses give the fast
-    Newton solver (PRSVM+) with the same weights.
+    and :math:`\\mu_q = 1/n_q` per query. See :class:`RankSVMRanker` for the other
+    parameters; ``tau`` is a mapping ``{(higher_grade, lower_grade): weight}`` or a function
+    of the two grades. The paper's loss is the hinge (the default here); the squared hinge
+    and Huber losses give the fast Newton solver (PRSVM+) with the same weights.
     """
 
     def __init__(
@@ -187,13 +187,9 @@ class IRSVMRanker(LinearRanker):
         max_iter: int | None = None,
         max_pairs: int = DEFAULT_MAX_PAIRS,
     ) -> None:
-        self.C = C
-        self.loss = loss
+        super().__init__(C=C, loss=loss, solver=solver, tol=tol, max_iter=max_iter,
+                         max_pairs=max_pairs)
         self.tau = tau
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.max_pairs = max_pairs
 
     def _formulation(self, data: RankingData) -> Formulation:
         return IRSVM(data, C=self.C, loss=self.loss, tau=self.tau,  # type: ignore[arg-type]

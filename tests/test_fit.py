@@ -187,3 +187,84 @@ def test_fit_cli_ohsumed_fold1_test_set(capsys, shared_data, loss, p_star_solver
 
     ref = solve_reference(RankSVM(read_svmlight(path), C=1e-3, loss=loss), p_star_solver)
     assert rel(report["objective"], ref.p_star) <= 1e-6
+
+
+# --------------------------------------------------------------------------- other estimators
+
+
+def test_irsvm_estimator_reaches_the_irsvm_optimum(data) -> None:
+    from cvxrank.estimators import IRSVMRanker
+    from cvxrank.formulations.irsvm import IRSVM, ndcg1_swap_drop
+
+    tau = ndcg1_swap_drop(data, zero_floor=0.5)
+    for loss, solver in (("hinge", "apg"), ("squared_hinge", "prsvm+")):
+        ref = solve_reference(IRSVM(data, C=20.0, loss=loss, tau=tau))
+        model = IRSVMRanker(C=20.0, loss=loss, tau=tau).fit(data.X, data.y, qid=data.qid)
+        assert model.solver_ == solver
+        assert rel(model.objective_, ref.p_star) <= FAST_SOLVER_GAP
+    # IR SVM is RankSVM with pair weights tau_k / n_q: a different optimum than RankSVM's
+    plain = solve_reference(RankSVM(data, C=20.0, loss="squared_hinge"))
+    assert rel(model.objective_, plain.p_star) > 1e-3
+
+
+def test_auc_svm_scores_with_roc_auc_and_fits_one_query() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from cvxrank.data.ranking_data import RankingData
+    from cvxrank.estimators import AUCSVM
+
+    source = make_synthetic(n_queries=1, docs_per_query=300, n_features=6, n_grades=2, seed=8)
+    X, y = source.X, np.where(source.y > 0, 1, -1)  # labels +-1, as a classifier user has them
+    model = AUCSVM(C=1e-3).fit(X, y)
+    assert model.solver_ == "prsvm+"
+    ref = solve_reference(RankSVM(RankingData.from_arrays(X, y, group=[y.size]), C=1e-3,
+                                  loss="squared_hinge"))
+    assert rel(model.objective_, ref.p_star) <= FAST_SOLVER_GAP
+    scores = model.decision_function(X)
+    assert model.score(X, y) == pytest.approx(roc_auc_score(y, scores), abs=1e-12)
+    assert model.score(X, y) > 0.8  # the planted scorer is recovered
+    with pytest.raises(ValueError, match="binary labels"):
+        AUCSVM().fit(X, np.arange(y.size) % 3)
+
+
+@pytest.mark.parametrize("margin, solver", [("fixed", "apg"), ("sum", "ecos")])
+def test_ordinal_svm_estimator(data, margin, solver) -> None:
+    from cvxrank.estimators import OrdinalSVMRanker
+    from cvxrank.formulations.ocsvm import OrdinalSVM, OrdinalSVMSumOfMargins
+
+    C = 0.5 if margin == "fixed" else 5.0
+    f = (OrdinalSVM if margin == "fixed" else OrdinalSVMSumOfMargins)(data, C=C)
+    ref = solve_reference(f, f.reference_solver)
+    model = OrdinalSVMRanker(C=C, margin=margin).fit(data.X, data.y, qid=data.qid)
+    assert model.solver_ == solver
+    assert rel(model.objective_, ref.p_star) <= FAST_SOLVER_GAP
+    assert model.coef_.shape == (data.n_features,)
+    assert model.thresholds_.shape == (np.unique(data.y).size - 1,)
+    np.testing.assert_array_equal(model.classes_, np.unique(data.y))
+    grades = model.predict_grades(data.X)
+    theta = np.concatenate([model.coef_, model.thresholds_]) if margin == "fixed" else None
+    if theta is not None:
+        np.testing.assert_array_equal(grades, f.predict_grades(theta, data.X))
+    assert set(np.unique(grades)) <= set(np.unique(data.y))
+
+
+def test_fit_cli_irsvm_and_ocsvm(capsys, files, data, tmp_path) -> None:
+    train, test = files
+    code, out, err = run(capsys, "fit", "--method", "ocsvm", "--C", "0.5", "--train",
+                         str(train), "--test", str(test), "--json", "--save-model",
+                         str(tmp_path / "oc.json"))
+    assert code == 0, err
+    report = json.loads(out)
+    from cvxrank.formulations.ocsvm import OrdinalSVM
+
+    assert rel(report["objective"], solve_reference(OrdinalSVM(data, C=0.5)).p_star) \
+        <= FAST_SOLVER_GAP
+    assert "n_pairs" not in report and report["n_dual"] > 0
+    assert 0.0 <= report["grade_accuracy"] <= 1.0 and report["grade_mae"] >= 0.0
+    saved = json.loads((tmp_path / "oc.json").read_text())
+    assert len(saved["thresholds"]) == len(saved["grades"]) - 1
+    # IR SVM on data where a grade pair never reaches the top: a one-line error, exit 2
+    flat = tmp_path / "flat.txt"
+    flat.write_text("2 qid:1 1:1\n1 qid:1 1:0.5\n0 qid:1 1:0\n")
+    code, out, err = run(capsys, "fit", "--method", "irsvm", "--train", str(flat))
+    assert code == 2 and "tau is 0" in err and err.count("\n") == 1
