@@ -49,6 +49,12 @@ def machine() -> dict[str, Any]:
         "scikit-learn": sklearn.__version__,
     }
     try:
+        import numba
+
+        info["numba"] = numba.__version__
+    except ImportError:  # pragma: no cover
+        pass
+    try:
         import cvxpy
 
         info["cvxpy"] = cvxpy.__version__
@@ -83,6 +89,47 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
                         help="BLAS threads (default 1; 0 = library default). On this shared "
                         "2-core machine a 2-thread OpenBLAS spin-waits on busy cores and makes "
                         "small products erratic")
+
+
+_WARM: dict[str, int] = {}
+
+
+def kernel_signatures() -> int:
+    """Number of compiled specializations of the sorted-loss kernels in this process."""
+    from cvxrank.formulations import sorted_kernels
+
+    return len(sorted_kernels.block_sums.signatures) + len(sorted_kernels.block_hessp.signatures)
+
+
+def check_no_recompile() -> None:
+    """Print whether a timed run compiled a kernel specialization after :func:`warm_up`."""
+    now, before = kernel_signatures(), _WARM.get("signatures")
+    if before is None:
+        print("numba: no warm-up was run")
+    elif now == before:
+        print(f"numba: no kernel compiled after the warm-up ({now} specializations)")
+    else:
+        print(f"numba: WARNING {now - before} kernel specialization(s) compiled during the "
+              "timed runs (their first call includes compilation)")
+
+
+def warm_up() -> float:
+    """Load PRSVM+'s numba kernels before any timing; return the seconds it took.
+
+    The first call of a compiled kernel in a process compiles it (first run after a source
+    change) or loads it from numba's cache in ``__pycache__`` (about 0.2-0.3 s here), which
+    would otherwise be charged to whichever training run comes first.
+    :func:`cvxrank.formulations.sorted_kernels.warm_up` calls both kernels on tiny arrays of
+    the argument types every problem uses, so no later call compiles again.
+    """
+    from cvxrank.formulations.sorted_kernels import warm_up as load_kernels
+
+    start = time.perf_counter()
+    load_kernels()
+    elapsed = time.perf_counter() - start
+    _WARM["signatures"] = kernel_signatures()
+    print(f"numba warm-up (PRSVM+ kernels compiled or loaded from cache): {elapsed:.2f} s\n")
+    return elapsed
 
 
 def median_time(fn: Callable[[], Any], *, repeat: int = 7, min_time: float = 0.02) -> float:

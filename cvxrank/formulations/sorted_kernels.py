@@ -123,3 +123,22 @@ def block_hessp(delta: np.ndarray, order: np.ndarray, count: np.ndarray, doc: np
             else:
                 lo_sum += d
     return out
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) both kernels for the argument types
+    :class:`~cvxrank.formulations.pair_losses.SortedPairLoss` uses.
+
+    The first call of a kernel in a process costs its compilation (once per source change)
+    or its loading from ``__pycache__`` (a few tenths of a second); experiments call this
+    before they time anything, so that the cost is not charged to the first timed run.
+    """
+    values = np.array([0.0, 1.0])
+    order = np.argsort(values)
+    doc = np.array([0, 1], dtype=np.int64)
+    upper = np.array([True, False])
+    ones = np.ones(2)
+    ptr = np.array([0, 2], dtype=np.int64)
+    _, _, _, count = block_sums(values, order, doc, upper, ones, ones, ptr, 2, True)
+    block_sums(values, order, doc, upper, ones, ones, ptr, 2, False)
+    block_hessp(ones, order, count, doc, upper, ones, ptr)
