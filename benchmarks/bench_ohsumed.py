@@ -41,8 +41,9 @@ from _common import (
 
 from cvxrank.baselines import fit_linearsvc_pairs
 from cvxrank.data import read_letor_fold
-from cvxrank.experiments.chapelle import DEFAULT_C, blas_threads, fit_method, relative_difference
+from cvxrank.experiments.chapelle import DEFAULT_C, blas_threads, fit_method
 from cvxrank.formulations.ranksvm import RankSVM
+from cvxrank.reference import relative_difference
 
 TARGET = 20.0
 

@@ -94,7 +94,7 @@ def clear_reference_cache() -> None:
     _CACHE.clear()
 
 
-def _relative(a: float, b: float) -> float:
+def relative_difference(a: float, b: float) -> float:
     """``|a - b| / max(1, |a|)``, the relative difference used for every agreement check."""
     return abs(a - b) / max(1.0, abs(a))
 
@@ -158,7 +158,7 @@ def solve_reference(
     primal, primal_time = _solve(formulation.primal(), formulation, name, "primal", verbose)
     dual, dual_time = _solve(formulation.dual(), formulation, name, "dual", verbose)
     p_star, d_star = _value(primal), _value(dual)
-    rel_gap = _relative(p_star, d_star)
+    rel_gap = relative_difference(p_star, d_star)
     tol = reference_agreement(name)
     summary = (f"{name} on {formulation.name} {formulation.params()}: primal status "
                f"{primal.status}, dual status {dual.status}, p* = {p_star!r}, d* = {d_star!r}, "
@@ -173,10 +173,10 @@ def solve_reference(
         ("primal_value(w*)", formulation.primal_value(w), p_star),
         ("dual_value(alpha*)", formulation.dual_value(alpha), d_star),
     ):
-        if not _relative(solved, evaluated) <= tol:
+        if not relative_difference(solved, evaluated) <= tol:
             raise SolverError(
                 f"not certified, {what} = {evaluated!r} disagrees with the solver's value "
-                f"{solved!r} (relative {_relative(solved, evaluated):.3e}): {summary}"
+                f"{solved!r} (relative {relative_difference(solved, evaluated):.3e}): {summary}"
             )
     w.flags.writeable = False
     alpha.flags.writeable = False

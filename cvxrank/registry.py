@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from cvxrank import tolerances
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import Formulation
@@ -186,8 +188,6 @@ def _irsvm(loss: str) -> MakeFormulation:
     """
 
     def make(data: RankingData, params: dict) -> Formulation:
-        import numpy as np
-
         from cvxrank.data.pairs import count_pairs
         from cvxrank.formulations.irsvm import IRSVM, ndcg1_swap_drop
 
@@ -329,8 +329,6 @@ def _ocsvm(data: RankingData, params: dict) -> Formulation:
     or two thresholds) where RankSVM's multiplies one over p pairs, so the instance's C
     (chosen for RankSVM) is multiplied by p / m to keep the loss term on the same scale.
     """
-    import numpy as np
-
     from cvxrank.data.pairs import count_pairs
     from cvxrank.formulations.ocsvm import OrdinalSVM
 

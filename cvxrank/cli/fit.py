@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.cli.common import (
     add_data_format_options,
@@ -47,7 +46,6 @@ from cvxrank.cli.common import (
     load_data,
     to_jsonable,
 )
-from cvxrank.data.ranking_data import RankingData
 
 #: Methods ``fit`` knows.
 METHODS = ("ranksvm", "irsvm", "ocsvm")
@@ -124,7 +122,7 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.method != "ocsvm":
         report["n_pairs"] = model.n_pairs_
     if test is not None:
-        X_test = _with_n_features(test, train.n_features, args.test).X
+        X_test = test.pad_features(train.n_features).X
         scores = model.predict(X_test)
         report["test"] = args.test
         report["preset"] = args.preset
@@ -145,20 +143,6 @@ def run_fit(args: argparse.Namespace) -> int:
     else:
         print(format_report(report, k=args.k))
     return 0
-
-
-def _with_n_features(data: RankingData, n_features: int, path: str) -> RankingData:
-    """``data`` with zero columns appended up to ``n_features`` (an SVMlight file need not
-    mention trailing zero features); more features than the model has is an error."""
-    if data.n_features > n_features:
-        raise ValueError(
-            f"{path} has {data.n_features} features but the model was trained on "
-            f"{n_features}; it cannot score the extra features"
-        )
-    if data.n_features == n_features:
-        return data
-    pad = sp.csr_matrix((data.n_documents, n_features - data.n_features))
-    return data.with_features(sp.hstack([sp.csr_matrix(data.X), pad], format="csr"))
 
 
 def format_report(report: dict[str, Any], *, k: int) -> str:

@@ -266,6 +266,27 @@ class RankingData:
             n_lines=self.n_lines,
         )
 
+    def pad_features(self, n_features: int) -> RankingData:
+        """The data with zero columns appended up to ``n_features`` columns.
+
+        An SVMlight file need not mention trailing zero features, so a test file can have
+        fewer columns than the model was trained on; more columns than that is an error.
+
+        Raises
+        ------
+        ValueError
+            If the data has more than ``n_features`` features (naming the source).
+        """
+        if self.n_features > n_features:
+            raise ValueError(
+                f"{self.source or 'the data'} has {self.n_features} features but the model "
+                f"was trained on {n_features}; it cannot score the extra features"
+            )
+        if self.n_features == n_features:
+            return self
+        pad = sp.csr_matrix((self.n_documents, n_features - self.n_features))
+        return self.with_features(sp.hstack([sp.csr_matrix(self.X), pad], format="csr"))
+
 
 def _grade_key(g: float) -> float | int:
     return int(g) if float(g).is_integer() else float(g)

@@ -212,10 +212,11 @@ class RankSVM(Formulation):
         self.grades = np.unique(data.y)
         self.grade_level = np.searchsorted(self.grades, data.y)
         self.query_weight = _per_query(query_weight, data.n_queries)
+        used = self._used_grade_pairs()
         self.weight_table = _grade_table(level_weight, self.grades, "level_weight", 1.0,
-                                         positive=True, used=self._used_grade_pairs())
+                                         positive=True, used=used)
         self.margin_table = _grade_table(level_margin, self.grades, "level_margin", 1.0,
-                                         positive=False, used=self._used_grade_pairs())
+                                         positive=False, used=used)
         self._pair_weight = None if pair_weight is None else _per_pair(
             pair_weight, p, "pair_weight", positive=True)
         self._margin = None if margin is None else _per_pair(margin, p, "margin", positive=False)
