@@ -11,13 +11,14 @@ docs_per_query=n, n_grades=2)``, about 2 n^2 / 9 pairs):
 * PRSVM's exponent is near 2 until ``build_pairs`` refuses it (PairLimitError above
   ``--max-pairs``, default 20,000,000 pairs, about 1.2 GiB of pairs): reported where.
 
-It calls :func:`cvxrank.experiments.chapelle.run_fig3` (the ``cvxrank reproduce
+It calls :func:`cvxrank.experiments.chapelle.fig3.run_fig3` (the ``cvxrank reproduce
 chapelle-fig3`` experiment) twice: with ``C = 10 / p`` (C p constant, the loss term an
 average over pairs: comparable problems across n; the target is judged on this run) and with
 C fixed at the value of the smallest n (C p grows like n^2), and prints the Newton and CG
 iteration counts per n for both, so the slopes can be read against them. Times are
 wall-clock of the whole training call (set-up and the per-iteration certified gap included);
-the solver clock (certificate included, set-up not) is shown beside them. PRSVM+'s numba
+the solver clock after its set-up (``Run.solve_time``: the Newton iterations with their
+certificates) is shown beside them. PRSVM+'s numba
 kernels are loaded (or compiled) once before any timing (``warm_up``).
 
 d = 20 by default: with few features the O(n log n) sort and the O(n) passes of the sorted
@@ -45,14 +46,9 @@ from _common import (
 
 from cvxrank.data import count_pairs
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS
-from cvxrank.experiments.chapelle import (
-    FIG3_C0,
-    ScalingResult,
-    auc_data,
-    fig3_markdown,
-    fitted_slope,
-    run_fig3,
-)
+from cvxrank.experiments.chapelle.fig3 import FIG3_C0, ScalingResult, auc_data, run_fig3
+from cvxrank.experiments.chapelle.reports import fig3_markdown
+from cvxrank.experiments.timing import fitted_slope
 
 SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000)
 EXPONENT_TARGET = 1.15

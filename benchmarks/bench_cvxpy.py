@@ -11,7 +11,7 @@ alone (``Reference.primal_time``: CVXPY compilation plus Clarabel, the time of
 
 PRSVM+ time: wall-clock of the whole call on a fresh formulation (sorted blocks and the
 per-iteration certificate included), median of ``--repeat`` runs; its solver clock
-(``SolverResult.time``: certificate included, sorted blocks not) and Newton iterations are
+(``Run.time``: certificate included, sorted blocks not) and Newton iterations are
 shown beside it. PRSVM+'s numba kernels are loaded (or compiled) once before any timing
 (``warm_up``). Its relative gap to the reference, ``(P(w) - p*) / max(1, |p*|)``, is printed
 (it may be slightly negative: Clarabel's own accuracy is ~1e-9 relative).
@@ -44,6 +44,7 @@ from cvxrank.data import count_pairs, make_synthetic, read_letor_fold
 from cvxrank.experiments.chapelle import DEFAULT_C, auc_data, blas_threads, fit_method
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.reference import solve_reference
+from cvxrank.tolerances import relative_gap
 
 TARGET = 100.0
 
@@ -93,7 +94,7 @@ def main() -> None:
             start = time.perf_counter()
             ref = solve_reference(f, "CLARABEL", cache=False)
             t_ref = time.perf_counter() - start
-            gap = (runs[-1].objective - ref.p_star) / max(1.0, abs(ref.p_star))
+            gap = relative_gap(runs[-1].objective, ref.p_star)
             ratios.append(ref.primal_time / t_plus)
             rows.append([name, f"{data.n_documents:,}", data.n_features, f"{p:,}", f"{C:.2g}",
                          f"{t_plus * 1e3:.2f}", f"{t_solver * 1e3:.2f}", runs[-1].n_iter,

@@ -12,43 +12,15 @@ differences, which is the O(n^2) cost that PRSVM+ avoids.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from cvxrank.formulations.ranksvm import RankSVM
-
-
-@dataclass
-class BaselineFit:
-    """Outcome of :func:`fit_linearsvc_pairs`.
-
-    Attributes
-    ----------
-    w : ndarray
-        Fitted weights.
-    objective : float
-        The RankSVM primal objective at ``w``.
-    build_time : float
-        Seconds to materialize the pair differences.
-    fit_time : float
-        Seconds inside ``LinearSVC.fit``.
-    n_iter : int
-        LIBLINEAR's iteration count.
-    """
-
-    w: np.ndarray
-    objective: float
-    build_time: float
-    fit_time: float
-    n_iter: int
-
-    @property
-    def time(self) -> float:
-        """Total seconds: building the differences plus fitting."""
-        return self.build_time + self.fit_time
+from cvxrank.trace import Run, Trace
 
 
 def pair_differences(formulation: RankSVM) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray]:
@@ -63,7 +35,7 @@ def pair_differences(formulation: RankSVM) -> tuple[np.ndarray | sp.csr_matrix, 
 
 def fit_linearsvc_pairs(
     formulation: RankSVM, *, tol: float = 1e-6, max_iter: int = 100_000, dual: bool = True
-) -> BaselineFit:
+) -> Run:
     """Fit the squared-hinge RankSVM with ``sklearn.svm.LinearSVC`` on explicit pairs.
 
     Parameters
@@ -76,6 +48,17 @@ def fit_linearsvc_pairs(
         LIBLINEAR's iteration limit.
     dual : bool
         LIBLINEAR's dual coordinate descent (True) or primal trust-region Newton (False).
+
+    Returns
+    -------
+    Run
+        ``solver="linearsvc"``; its clock: :attr:`~cvxrank.trace.Run.setup_time` is building
+        the pairs and the p x d differences, :attr:`~cvxrank.trace.Run.time` that plus
+        ``LinearSVC.fit`` (the objective at ``w`` is evaluated afterwards, off the clock).
+        The trace has one row: LIBLINEAR's iteration count, the time, the primal objective
+        :math:`P(w)` of the formulation, no dual value (NaN) and no step (NaN).
+        ``converged`` is False, with the message saying so, when LIBLINEAR raised a
+        ``ConvergenceWarning`` (its iteration limit). ``info["dual"]`` is ``dual``.
 
     Raises
     ------
@@ -90,11 +73,24 @@ def fit_linearsvc_pairs(
         raise ValueError("LinearSVC has no per-pair margins; the formulation's margins "
                          "must all be 1")
     Z, labels = pair_differences(formulation)
-    built = time.perf_counter()
+    built = time.perf_counter() - start
     model = LinearSVC(C=formulation.C, loss="squared_hinge", fit_intercept=False, dual=dual,
                       tol=tol, max_iter=max_iter)
-    model.fit(Z, labels, sample_weight=formulation.pair_weight)
-    done = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model.fit(Z, labels, sample_weight=formulation.pair_weight)
+    elapsed = time.perf_counter() - start
+    converged = True
+    for c in caught:  # the ConvergenceWarning becomes the run's verdict; others pass on
+        if issubclass(c.category, ConvergenceWarning):
+            converged = False
+        else:
+            warnings.warn_explicit(c.message, c.category, c.filename, c.lineno)
     w = model.coef_.ravel().copy()
-    return BaselineFit(w=w, objective=formulation.primal_value(w), build_time=built - start,
-                       fit_time=done - built, n_iter=int(np.max(model.n_iter_)))
+    n_iter = int(np.max(model.n_iter_))
+    trace = Trace()
+    trace.append(n_iter, elapsed, formulation.primal_value(w), float("nan"), float("nan"))
+    return Run(w=w, alpha=None, trace=trace, converged=converged,
+               message="converged" if converged else "LIBLINEAR hit its iteration limit",
+               n_iter=n_iter, solver="linearsvc", formulation=formulation.name,
+               setup_time=built, info={"dual": dual})

@@ -38,3 +38,16 @@ class PairLimitError(CvxrankError, MemoryError):
 
 class SolverError(CvxrankError, RuntimeError):
     """A solver did not reach a certified optimum (status, gap and solver are in the message)."""
+
+
+class CapabilityError(CvxrankError, TypeError):
+    """A solver was given a formulation that lacks a capability it needs (named in the
+    message); raised before the solver runs (:func:`cvxrank.capabilities.require`)."""
+
+
+class UsageError(CvxrankError, ValueError):
+    """A command line that the parser refuses (unknown option, bad option value, ...).
+
+    The command line reports it like any bad input: exit code 2 and one line
+    ``cvxrank: error: <reason>`` on stderr, without argparse's usage block.
+    """

@@ -1,27 +1,48 @@
 """scikit-learn style rankers: ``fit(X, y, qid=None, group=None)``, ``predict``, ``score``.
 
 Queries are given the way svm_rank, XGBoost and scikit-learn users know (a per-row ``qid``)
-or the LightGBM way (``group`` sizes). ``get_params``/``set_params`` come from
-:class:`sklearn.base.BaseEstimator`, so the estimators work with ``clone`` and grid search
-over ``C`` (with a group-aware splitter).
+or the LightGBM way (``group`` sizes); with neither, all rows form one query, so
+``fit(X, y)`` and ``score(X, y)`` work as a scikit-learn user expects.
+``get_params``/``set_params`` come from :class:`sklearn.base.BaseEstimator`, so the
+estimators work with ``clone`` and grid search over ``C`` (with a group-aware splitter).
+
+The estimators follow scikit-learn's conventions and pass
+:func:`sklearn.utils.estimator_checks.check_estimator` except for the checks that
+``tests/test_sklearn_conventions.py`` lists with their reasons: inputs are validated by
+:func:`sklearn.utils.check_X_y` and :func:`sklearn.utils.check_array` (dense or any sparse
+format, converted to float64 or CSR; complex, non-finite, empty and one-dimensional input
+is refused with scikit-learn's wording), ``predict`` before ``fit`` raises
+:class:`sklearn.exceptions.NotFittedError`, and the tags say that sparse input works and
+that ``y`` is required.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.utils import check_array, check_X_y
+from sklearn.utils.validation import check_is_fitted
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS
-from cvxrank.data.ranking_data import RankingData
-from cvxrank.fitting import FitResult, fit_formulation
+from cvxrank.data.ranking_data import Matrix, RankingData
+from cvxrank.fitting import fit_formulation
 from cvxrank.formulations.base import Formulation
 from cvxrank.formulations.irsvm import IRSVM
 from cvxrank.formulations.ocsvm import OrdinalSVM, OrdinalSVMSumOfMargins, grades_from_scores
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import auc, evaluate
+
+if TYPE_CHECKING:
+    from sklearn.utils import Tags
+
+
+def _queries(n: int, qid: Any | None, group: Any | None) -> dict[str, Any]:
+    """Keyword arguments of :meth:`RankingData.from_arrays`: one query when neither is given."""
+    if qid is None and group is None:
+        return {"group": [n]}
+    return {"qid": qid, "group": group}
 
 
 class LinearRanker(BaseEstimator):
@@ -31,12 +52,19 @@ class LinearRanker(BaseEstimator):
     :func:`cvxrank.fitting.default_solver` (PRSVM+ for the squared hinge and Huber losses,
     ``apg`` on the dual for the hinge). After :meth:`fit` the estimator has ``coef_``
     (weights), ``objective_`` (primal objective), ``n_iter_``, ``fit_time_``, ``solver_``,
-    ``n_pairs_`` (dual variables: preference pairs) and ``fit_result_`` (the full
-    :class:`cvxrank.fitting.FitResult`).
+    ``n_features_in_``, ``n_pairs_`` (dual variables: preference pairs) and ``fit_result_``
+    (the full :class:`cvxrank.trace.Run`).
     """
 
     def _formulation(self, data: RankingData) -> Formulation:
         raise NotImplementedError
+
+    def __sklearn_tags__(self) -> Tags:
+        """scikit-learn tags: sparse input works, ``y`` (the grades) is required."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
 
     def fit(
         self,
@@ -50,20 +78,30 @@ class LinearRanker(BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_documents, n_features)
+            Finite real features, at least two documents and one feature.
         y : array-like of shape (n_documents,)
-            Relevance grades.
+            Relevance grades (finite numbers; larger is more relevant).
         qid : array-like of shape (n_documents,), optional
             Query id per row (svm_rank / XGBoost / scikit-learn convention).
         group : array-like of int, optional
-            Consecutive query sizes (LightGBM convention).
+            Consecutive query sizes (LightGBM convention). With neither ``qid`` nor
+            ``group``, all rows are one query.
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            For invalid input (scikit-learn's messages), or when no query has documents of
+            two different grades (there are no preference pairs to learn from).
         """
-        data = RankingData.from_arrays(X, y, qid=qid, group=group)
+        X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True,
+                         ensure_min_samples=2, estimator=self)
+        data = RankingData.from_arrays(X, y, **_queries(X.shape[0], qid, group))
         formulation = self._formulation(data)
-        result: FitResult = fit_formulation(
+        result = fit_formulation(
             formulation, self.solver, tol=self.tol, max_iter=self.max_iter
         )
         self.coef_ = result.w
@@ -78,18 +116,50 @@ class LinearRanker(BaseEstimator):
         return self
 
     def _split_solution(self, formulation: Formulation) -> None:
-        """Hook for models whose primal point holds more than the weights (thresholds)."""
+        """Keep the weights in ``coef_``; an ordinal model's primal point also holds thresholds.
+
+        For OC SVM (whichever estimator fits it: :class:`OrdinalSVMRanker` or
+        ``MethodRanker(method="ocsvm")``) this sets ``thresholds_`` and ``classes_``.
+        """
+        if not isinstance(formulation, OrdinalSVM | OrdinalSVMSumOfMargins):
+            return
+        parts = formulation.split(self.coef_)
+        self.coef_ = parts[0]
+        self.thresholds_ = parts[1] if len(parts) == 2 else 0.5 * (parts[1] + parts[2])
+        self.classes_ = np.asarray(formulation.grades)
+
+    def _check_X(self, X: Any) -> Matrix:
+        """``X`` validated for a fitted model: float64 array or CSR with ``n_features_in_``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before :meth:`fit`.
+        ValueError
+            For invalid input, or a number of features other than in :meth:`fit`.
+        """
+        check_is_fitted(self)
+        M = check_array(X, accept_sparse="csr", dtype=np.float64, estimator=self)
+        if M.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {M.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input (X has shape {M.shape}; fit "
+                f"had (n, {self.n_features_in_}))"
+            )
+        return M
 
     def predict(self, X: Any) -> np.ndarray:
-        """Ranking scores ``X @ coef_`` (higher is more relevant)."""
-        if not hasattr(self, "coef_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
-        M = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-        if M.ndim != 2 or M.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has shape {M.shape}; expected (n, {self.n_features_in_}) as in fit"
-            )
-        return np.asarray(M @ self.coef_).ravel()
+        """Ranking scores ``X @ coef_`` (higher is more relevant).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features_in_)
+
+        Returns
+        -------
+        ndarray of shape (n_documents,)
+        """
+        return np.asarray(self._check_X(X) @ self.coef_).ravel()
 
     def score(
         self,
@@ -101,10 +171,49 @@ class LinearRanker(BaseEstimator):
         k: int = 10,
         preset: str = "letor3",
     ) -> float:
-        """Mean NDCG@k over the queries (``letor3`` conventions unless told otherwise)."""
-        data = RankingData.from_arrays(X, y, qid=qid, group=group)
-        scores = self.predict(data.X)
+        """Mean NDCG@k over the queries (``letor3`` conventions unless told otherwise).
+
+        ``qid`` and ``group`` are as in :meth:`fit` (neither: one query).
+        """
+        M = self._check_X(X)
+        data = RankingData.from_arrays(M, y, **_queries(M.shape[0], qid, group))
+        scores = np.asarray(data.X @ self.coef_).ravel()
         return float(evaluate(data.y, scores, data.query_ptr, preset=preset, k=k)[f"ndcg@{k}"])
+
+
+class MethodRanker(LinearRanker):
+    """Any method of the table :data:`cvxrank.methods.METHODS`, by name.
+
+    The estimator of a method family that needs no parameters of its own beyond C and the
+    loss: ``MethodRanker(method="ranksvm", C=1e-3)`` fits what ``cvxrank fit --method
+    ranksvm --C 1e-3`` fits.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`cvxrank.methods.METHODS`.
+    C : float, default 1.0
+        Loss weight (> 0).
+    loss : str or None
+        One of the method's losses (None: its first).
+    solver, tol, max_iter
+        As in :class:`RankSVMRanker`.
+    """
+
+    def __init__(self, method: str = "ranksvm", C: float = 1.0, loss: str | None = None,
+                 solver: str = "auto", tol: float | None = None,
+                 max_iter: int | None = None) -> None:
+        self.method = method
+        self.C = C
+        self.loss = loss
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _formulation(self, data: RankingData) -> Formulation:
+        from cvxrank.methods import get
+
+        return get(self.method).build(data, loss=self.loss, C=self.C)
 
 
 class RankSVMRanker(LinearRanker):
@@ -206,16 +315,31 @@ class AUCSVM(RankSVMRanker):
     where the pairs number about n^2 / 4. ``score`` is the AUC
     (:func:`cvxrank.metrics.auc`, equal to :func:`sklearn.metrics.roc_auc_score`).
     See :class:`RankSVMRanker` for the parameters.
+
+    Its scikit-learn tags carry ``classifier_tags.multi_class = False`` (binary labels only;
+    scikit-learn's checks then give it two-class targets), while it stays a ranker, not a
+    classifier: ``predict`` returns scores, not labels.
     """
+
+    def __sklearn_tags__(self) -> Tags:
+        """The ranker's tags, with binary class labels as the target."""
+        from sklearn.utils import ClassifierTags
+
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        return tags
 
     def fit(self, X: Any, y: Any) -> AUCSVM:  # type: ignore[override]
         """Fit on rows ``X`` with binary labels ``y`` (one query)."""
-        labels = np.asarray(y)
-        if labels.ndim != 1 or np.unique(labels).size != 2:
-            raise ValueError(f"AUCSVM needs binary labels (exactly two distinct values); got "
-                             f"{np.unique(labels).size} distinct values")
-        super().fit(X, labels, group=[labels.size])
+        super().fit(X, y)
         return self
+
+    def _formulation(self, data: RankingData) -> Formulation:
+        n_labels = np.unique(data.y).size
+        if n_labels != 2:
+            raise ValueError(f"AUCSVM needs binary labels (exactly two distinct values); got "
+                             f"{n_labels} distinct values")
+        return super()._formulation(data)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores ``X @ coef_`` (larger means more likely positive)."""
@@ -275,12 +399,6 @@ class OrdinalSVMRanker(LinearRanker):
         if self.margin == "sum":
             return OrdinalSVMSumOfMargins(data, C=self.C)
         raise ValueError(f"margin must be 'fixed' or 'sum', got {self.margin!r}")
-
-    def _split_solution(self, formulation: Formulation) -> None:
-        parts = formulation.split(self.coef_)  # type: ignore[attr-defined]
-        self.coef_ = parts[0]
-        self.thresholds_ = parts[1] if len(parts) == 2 else 0.5 * (parts[1] + parts[2])
-        self.classes_ = np.asarray(formulation.grades)  # type: ignore[attr-defined]
 
     def predict_grades(self, X: Any) -> np.ndarray:
         """Grade of each row of ``X`` (values of :attr:`classes_`)."""

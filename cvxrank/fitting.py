@@ -1,22 +1,24 @@
 """One entry point to fit a formulation with any solver, CVXPY or hand-written.
 
-Used by the scikit-learn style estimators and by ``cvxrank fit``. A CVXPY solver name
-(``clarabel``, ``ecos``, ``osqp``, ``scs``) gives the certified reference
+Used by the scikit-learn style estimators, ``cvxrank fit`` and ``cvxrank grid``. A CVXPY
+solver name (``clarabel``, ``ecos``, ``osqp``, ``scs``) gives the certified reference
 (:func:`cvxrank.reference.solve_reference`: primal and dual solved, agreement checked); any
-other name is a hand-written solver from :mod:`cvxrank.registry`.
+other name is a hand-written solver from :mod:`cvxrank.registry`. Either way the result is
+one :class:`~cvxrank.trace.Run`.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from cvxrank import tolerances
+from cvxrank.capabilities import missing_capabilities
 from cvxrank.errors import CvxrankError, SolverError
 from cvxrank.formulations.base import Formulation
-from cvxrank.reference import solve_reference
+from cvxrank.trace import Callback, Run, Trace
 
 #: CVXPY solvers that ``fit`` accepts by (lower-case) name.
 CVXPY_SOLVERS = ("clarabel", "ecos", "osqp", "scs")
@@ -26,40 +28,6 @@ CVXPY_SOLVERS = ("clarabel", "ecos", "osqp", "scs")
 REFERENCE_MAX_VARIABLES = 300_000
 
 
-@dataclass
-class FitResult:
-    """Outcome of :func:`fit_formulation`.
-
-    Attributes
-    ----------
-    w : ndarray
-        Fitted weights.
-    objective : float
-        Primal objective at ``w`` (numpy evaluator of the formulation).
-    n_iter : int
-        Solver iterations (interior-point iterations for CVXPY solvers).
-    time : float
-        Solver time in seconds (both primal and dual solves for a CVXPY reference).
-    solver : str
-        The solver's name.
-    converged : bool
-        Certified (CVXPY) or tolerance met (hand-written).
-    message : str
-        Why the solver stopped.
-    info : dict
-        Extras: reference p*, d*, gap, or the hand-written solver's info.
-    """
-
-    w: np.ndarray
-    objective: float
-    n_iter: int
-    time: float
-    solver: str
-    converged: bool
-    message: str
-    info: dict[str, Any] = field(default_factory=dict)
-
-
 def available_solvers() -> list[str]:
     """Names accepted by :func:`fit_formulation` (besides ``"auto"``)."""
     from cvxrank.registry import solver_names
@@ -67,41 +35,72 @@ def available_solvers() -> list[str]:
     return sorted(set(CVXPY_SOLVERS) | set(solver_names()))
 
 
-def default_solver(formulation: Formulation) -> str:
-    """The solver ``"auto"`` picks: the fastest hand-written one for the formulation.
+def default_solver(formulation: Formulation, method: str | None = None) -> str:
+    """The solver ``"auto"`` picks for ``formulation``.
 
-    PRSVM+ (truncated Newton with O(n log n) gradients) for a differentiable loss with
-    structured weights, PRSVM for explicit per-pair weights, else accelerated projected
-    gradient on the dual (``apg``); a formulation without a hand-written solver gets its
-    certified CVXPY reference (:attr:`~cvxrank.formulations.base.Formulation.reference_solver`).
+    The first solver of the method's row in :data:`cvxrank.methods.METHODS` (PRSVM+, then
+    PRSVM, then ``apg`` for RankSVM and IR SVM) that is registered for the formulation and
+    whose needs it meets (e.g. PRSVM+ needs structured weights and a differentiable loss);
+    a formulation without any gets its certified CVXPY reference
+    (:attr:`~cvxrank.formulations.base.Formulation.reference_solver`).
+
+    Parameters
+    ----------
+    formulation : Formulation
+    method : str or None
+        The method's name; default: the formulation name's first word (``"ranksvm"``).
     """
-    from cvxrank.registry import REGISTRY
+    from cvxrank.methods import METHODS
+    from cvxrank.registry import entries
 
-    registered = {e.solver for e in REGISTRY if e.formulation == formulation.name}
-    for name in ("prsvm+", "prsvm", "apg"):
-        usable = name != "prsvm+" or getattr(formulation, "structured", True)
-        if name in registered and usable:
+    row = METHODS.get(method or formulation.name.split("-")[0])
+    registered = {e.solver: e for e in entries() if e.formulation == formulation.name}
+    for name in (row.solvers if row is not None else ()):
+        entry = registered.get(name)
+        if entry is not None and not missing_capabilities(formulation, entry.solve.needs):
             return name
-    if not registered:
-        return formulation.reference_solver.lower()
-    return sorted(registered)[0]
+    return formulation.reference_solver.lower()
 
 
 def fit_formulation(
     formulation: Formulation,
-    solver: str,
+    solver: str = "auto",
     *,
     tol: float | None = None,
     max_iter: int | None = None,
     time_budget: float | None = None,
     seed: int | None = None,
-) -> FitResult:
+    callback: Callback | None = None,
+) -> Run:
     """Solve ``formulation`` with ``solver`` (``"auto"``: :func:`default_solver`).
+
+    Parameters
+    ----------
+    formulation : Formulation
+    solver : str
+        ``"auto"``, a CVXPY solver name or a registered hand-written solver.
+    tol, max_iter, time_budget, seed
+        Passed to a hand-written solver (its defaults when None).
+    callback : callable, optional
+        ``callback(k, w, alpha, trace)`` after each iteration of a hand-written solver
+        (e.g. :func:`cvxrank.trace.progress_printer`).
+
+    Returns
+    -------
+    Run
+        ``info["zero_model"]`` is True, and the message says why, when the fit returned
+        ``w = 0`` or C is below :func:`meaningful_C`. For a CVXPY solver: ``w`` and
+        ``alpha`` of the certified reference, a one-row trace
+        (interior-point iterations, primal and dual optimum), ``setup_time`` the CVXPY
+        compilation of both problems and ``time`` both solves; ``info`` has ``p_star``,
+        ``d_star`` and ``rel_gap``.
 
     Raises
     ------
     ValueError
         For an unknown solver name, or a solver that does not handle this formulation.
+    CapabilityError
+        For a solver whose needs the formulation does not meet.
     CvxrankError
         When the problem is too large for the CVXPY reference.
     SolverError
@@ -112,54 +111,91 @@ def fit_formulation(
     if name == "auto":
         name = default_solver(formulation)
     if name in CVXPY_SOLVERS:
-        if formulation.n_dual > REFERENCE_MAX_VARIABLES:
-            raise CvxrankError(
-                f"{formulation.n_dual:,} dual variables is too large for the CVXPY reference "
-                f"solver {name} (limit {REFERENCE_MAX_VARIABLES:,}); choose a hand-written "
-                f"solver ({', '.join(sorted(set(available_solvers()) - set(CVXPY_SOLVERS)))})"
-            )
-        start = time.perf_counter()
-        ref = solve_reference(formulation, solver=name.upper(), cache=False)
-        elapsed = time.perf_counter() - start
-        stats = formulation.primal().solver_stats
-        return FitResult(
-            w=ref.w,
-            objective=formulation.primal_value(ref.w),
-            n_iter=int(stats.num_iters or 0),
-            time=elapsed,
-            solver=name,
-            converged=True,
-            message=f"certified optimal (primal-dual relative gap {ref.rel_gap:.2e})",
-            info={"p_star": ref.p_star, "d_star": ref.d_star, "rel_gap": ref.rel_gap},
-        )
-    from cvxrank.registry import find_solver
+        run = _fit_reference(formulation, name)
+    else:
+        from cvxrank.registry import find_entry
 
-    solve = find_solver(formulation.name, name)
-    options: dict[str, Any] = {"seed": seed, "time_budget": time_budget}
-    if tol is not None:
-        options["tol"] = tol
-    if max_iter is not None:
-        options["max_iter"] = max_iter
-    result = solve(formulation, **options)
-    if not result.converged:
+        solve = find_entry(formulation.name, name).solve
+        options: dict[str, Any] = {"seed": seed, "time_budget": time_budget,
+                                   "callback": callback}
+        if tol is not None:
+            options["tol"] = tol
+        if max_iter is not None:
+            options["max_iter"] = max_iter
+        run = solve(formulation, **options)
+    note = zero_model_note(formulation, run.w, tol if tol is not None else
+                           tolerances.FAST_SOLVER_GAP)
+    if not run.converged:
         raise SolverError(
-            f"{name} on {formulation.name} did not reach its tolerance: {result.message} "
-            f"(relative duality gap {_last_rel_gap(result):.2e})"
+            f"{name} on {formulation.name} did not reach its tolerance: {run.message} "
+            f"(relative duality gap {run.relative_gap:.2e})" + (f"; {note}" if note else "")
         )
-    return FitResult(
-        w=result.w,
-        objective=formulation.primal_value(result.w),
-        n_iter=result.n_iter,
-        time=result.time,
-        solver=name,
-        converged=result.converged,
-        message=result.message,
-        info=dict(result.info),
+    if note:
+        run.message = f"{run.message}; {note}"
+    run.info["zero_model"] = bool(note)
+    return run
+
+
+def meaningful_C(formulation: Formulation, tol: float) -> float | None:
+    r"""The smallest C at which the optimum differs from the zero model by ``tol``, or None.
+
+    For a loss term :math:`C L(Xw)` the optimal value is :math:`p^*(C) = C L(0) - \tfrac12
+    C^2 \|g\|^2 + O(C^3)` with :math:`g = X^\top \partial L / \partial s` at w = 0, so the
+    zero model's relative suboptimality is about :math:`C \|g\|^2 / (2 L(0))`: below
+    :math:`C_{lo} = 2\,\mathrm{tol}\, L(0) / \|g\|^2` the optimum is within ``tol`` of
+    w = 0 in objective (it is then about :math:`-C g`, the gradient's ranking). Needs a
+    formulation that evaluates its pairwise loss (``evaluate_loss``); None otherwise.
+    """
+    evaluate = getattr(formulation, "evaluate_loss", None)
+    if evaluate is None:
+        return None
+    ev = evaluate(np.zeros(formulation.data.n_features))
+    g = np.asarray(formulation.X.T @ ev.grad).ravel()
+    g2 = float(g @ g)
+    return 2.0 * tol * float(ev.value) / g2 if g2 > 0 and ev.value > 0 else None
+
+
+def zero_model_note(formulation: Formulation, w: np.ndarray, tol: float) -> str:
+    """A sentence for a fit that returned w = 0, or whose C is below :func:`meaningful_C`
+    (where the loss term's effect is below the tolerance); empty otherwise."""
+    weights = np.asarray(w)[: formulation.data.n_features]
+    low = meaningful_C(formulation, tol)
+    C = formulation.params().get("C")
+    where = "" if low is None else (
+        f"; for this data C >= {low:.2g} gives an optimum that differs from w = 0 by more "
+        f"than the tolerance {tol:g} (C accepted up to {tolerances.C_RANGE[1]:g})")
+    if not np.any(weights):
+        return "the fit returned the zero model w = 0 (every document ties)" + where
+    if low is not None and C is not None and C < low:
+        return (f"C = {C:g} is so small that the loss term moves the objective by less than "
+                f"the tolerance: w is about C times the loss gradient at 0" + where)
+    return ""
+
+
+def _fit_reference(formulation: Formulation, name: str) -> Run:
+    """The certified CVXPY reference as a :class:`Run`."""
+    from cvxrank.reference import solve_reference
+
+    if formulation.n_dual > REFERENCE_MAX_VARIABLES:
+        raise CvxrankError(
+            f"{formulation.n_dual:,} dual variables is too large for the CVXPY reference "
+            f"solver {name} (limit {REFERENCE_MAX_VARIABLES:,}); choose a hand-written "
+            f"solver ({', '.join(sorted(set(available_solvers()) - set(CVXPY_SOLVERS)))})"
+        )
+    start = time.perf_counter()
+    ref = solve_reference(formulation, solver=name.upper(), cache=False)
+    elapsed = time.perf_counter() - start
+    stats = formulation.primal().solver_stats
+    compilation = sum(float(problem.compilation_time or 0.0)
+                      for problem in (formulation.primal(), formulation.dual()))
+    trace = Trace()
+    trace.append(int(stats.num_iters or 0), elapsed, formulation.primal_value(ref.w),
+                 ref.d_star, float("nan"))
+    return Run(
+        w=np.asarray(ref.w, dtype=float), alpha=np.asarray(ref.alpha, dtype=float),
+        trace=trace, converged=True,
+        message=f"certified optimal (primal-dual relative gap {ref.rel_gap:.2e})",
+        n_iter=int(stats.num_iters or 0), solver=name, formulation=formulation.name,
+        setup_time=min(compilation, elapsed),
+        info={"p_star": ref.p_star, "d_star": ref.d_star, "rel_gap": ref.rel_gap},
     )
-
-
-def _last_rel_gap(result: Any) -> float:
-    tr = result.trace
-    if not len(tr):
-        return float("nan")
-    return float(tr.gap[-1] / max(1.0, abs(tr.primal[-1])))

@@ -18,16 +18,48 @@ Choice of C. RankSVM's C multiplies a sum over *pairs*, so the natural scale is 
 hinge dual's box is so large against the step 1/L that plain projected gradient is still at
 a relative gap of 2e-4 after 10^5 iterations, as its ``O(L R^2 / k)`` bound predicts; such
 instances test patience, not correctness.
+
+Other methods' C. Where a method's loss term sums over other things than RankSVM's pairs,
+the instance's C (chosen for RankSVM) is rescaled so that the loss term has the same weight
+(:data:`C_SCALE`, :meth:`Instance.params_for`): this rescaling exists for verification
+only, so it lives here, with the instances.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
+from cvxrank.data.pairs import count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.synthetic import make_synthetic
+
+
+def _irsvm_scale(data: RankingData) -> float:
+    """p / Q': IR SVM's weights mu_q = 1/n_q sum to the number Q' of queries with pairs,
+    where RankSVM's unit weights sum to the number p of pairs (Li 2011, Sect. 4.2)."""
+    per_query = count_pairs(data)
+    return float(per_query.sum() / np.count_nonzero(per_query))
+
+
+def _ocsvm_scale(data: RankingData) -> float:
+    """p / m: OC SVM's C multiplies a sum over m = 2n - m_1 - m_l hinge rows (each document
+    borders one or two thresholds; Li 2011, Sect. 3.1) where RankSVM's multiplies one over
+    p pairs."""
+    counts = np.unique(data.y, return_counts=True)[1]
+    rows = 2 * counts.sum() - counts[0] - counts[-1]
+    return float(count_pairs(data).sum() / rows)
+
+
+#: Factor applied to an instance's C per method (methods not listed: 1).
+C_SCALE: dict[str, Callable[[RankingData], float]] = {
+    "irsvm": _irsvm_scale,
+    "ocsvm": _ocsvm_scale,
+}
 
 
 @dataclass(frozen=True)
@@ -59,10 +91,15 @@ class Instance:
         return _generate(self.n_queries, self.docs_per_query, self.n_features, self.n_grades,
                          self.noise, self.seed)
 
+    def params_for(self, method: str) -> dict[str, Any]:
+        """:attr:`params` with C rescaled for ``method`` (:data:`C_SCALE`)."""
+        scale = C_SCALE.get(method)
+        if scale is None or "C" not in self.params:
+            return dict(self.params)
+        return {**self.params, "C": float(self.params["C"]) * scale(self.data())}
+
     def describe(self) -> dict[str, Any]:
         """Summary for tables and JSON."""
-        from cvxrank.data.pairs import count_pairs
-
         data = self.data()
         return {
             "instance": self.name,

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics.pairwise import pairwise_kernels
 
 #: Eigenvalues of K below ``-PSD_TOLERANCE * max(1, lambda_max)`` mean K is not positive
 #: semidefinite (beyond rounding): the kernel PCA map refuses it.
@@ -37,6 +36,8 @@ RANK_TOLERANCE = 1e-12
 
 def gram_matrix(X: Any, Y: Any | None = None, kernel: str = "rbf", **params: Any) -> np.ndarray:
     """``K[i, j] = k(X[i], Y[j])`` with scikit-learn's pairwise kernels (dense ndarray)."""
+    from sklearn.metrics.pairwise import pairwise_kernels  # imported on use: start-up time
+
     K = pairwise_kernels(X, X if Y is None else Y, metric=kernel, **params)
     return np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
 

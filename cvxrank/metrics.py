@@ -42,6 +42,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from cvxrank.data.ranking_data import MAX_GRADE
+
 __all__ = [
     "PRESETS",
     "Convention",
@@ -59,19 +61,20 @@ __all__ = [
     "precision_at_k",
     "query_ptr_from_qid",
     "reciprocal_rank",
+    "tied_documents",
     "winner_takes_all",
 ]
 
 Gain = Literal["exp2", "linear"]
 Discount = Literal["log2", "letor"]
-Ties = Literal["input_order", "average", "pessimistic", "optimistic"]
+Ties = Literal["input_order", "docid_descending", "average", "pessimistic", "optimistic"]
 NdcgShortList = Literal["truncate", "zero"]
 PrecisionShortList = Literal["truncate", "zero", "pad"]
 ApCutoffDenominator = Literal["relevant", "min_relevant_k"]
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "discount": ("log2", "letor"),
-    "ties": ("input_order", "average", "pessimistic", "optimistic"),
+    "ties": ("input_order", "docid_descending", "average", "pessimistic", "optimistic"),
     "ndcg_short_list": ("truncate", "zero"),
     "precision_short_list": ("truncate", "zero", "pad"),
     "ap_cutoff_denominator": ("relevant", "min_relevant_k"),
@@ -85,16 +88,23 @@ class Convention:
     Parameters
     ----------
     gain : {"exp2", "linear"} or sequence of float
-        Gain :math:`G(y)` of a grade: ``"exp2"`` is :math:`2^y - 1` (Li, Eq. (1)),
-        ``"linear"`` is :math:`y` (trec_eval, scikit-learn); a sequence is a table indexed
-        by integer grade (every grade must then be an integer below its length).
+        Gain :math:`G(y)` of a grade: ``"exp2"`` is :math:`2^y - 1` (Li, Eq. (1)), defined
+        here for grades up to ``MAX_GRADE`` = 30 (LightGBM's limit; a larger grade is a
+        ``ValueError``, where 2^y - 1 would lose exactness and overflow at 1024);
+        ``"linear"`` is :math:`y` (trec_eval, scikit-learn), for any finite grade; a sequence
+        is a table indexed by integer grade (every grade must then be an integer below its
+        length).
     discount : {"log2", "letor"}
         Discount :math:`D(i)` of the 1-based position :math:`i`: ``"log2"`` is
         :math:`1/\log_2(1 + i)` (Li, Eq. (2)); ``"letor"`` is 1 at :math:`i = 1` and
         :math:`1/\log_2 i` after, so positions 1 and 2 both have discount 1.
-    ties : {"input_order", "average", "pessimistic", "optimistic"}
+    ties : {"input_order", "docid_descending", "average", "pessimistic", "optimistic"}
         Documents with equal scores: ``"input_order"`` keeps their input order (a stable
-        sort by descending score); ``"pessimistic"`` puts the lowest grade first,
+        sort by descending score: LETOR's scripts, which makes the file order part of the
+        result); ``"docid_descending"`` puts the larger document id first, comparing the ids
+        as strings (trec_eval's rule: its ``qsort`` compares score, then ``strcmp`` of the
+        docnos, both descending); it needs the ``docid`` argument of the measure and keeps the
+        input order when ``docid`` is None; ``"pessimistic"`` puts the lowest grade first,
         ``"optimistic"`` the highest; ``"average"`` reports the expected value of the measure
         over all orderings of each tied block, all equally likely (McSherry & Najork). For
         measures linear in the ranked grades (DCG, P@k, WTA, ERU) that is the measure with
@@ -177,10 +187,14 @@ class Convention:
 #: with fewer than k documents 0, 4.0 scores NDCG@k 0 and divides P@k by k). The scripts'
 #: tables only know grades 0-2 (a grade 3 would get gain 0 and count as irrelevant); here the
 #: gain is 2^y - 1 and grades >= 1 are relevant, which agrees on LETOR's data. ``trec`` is
-#: trec_eval's ``ndcg_cut``, ``P``, ``map`` and ``recip_rank``; trec_eval breaks score ties by
-#: docno, so agreement is only claimed for distinct scores. ``sklearn`` is
+#: trec_eval's ``ndcg_cut``, ``P``, ``map`` and ``recip_rank``, ties included: trec_eval breaks
+#: score ties by docno, descending (``ties="docid_descending"``); without document ids the
+#: input order is kept, which trec_eval never does. ``sklearn`` is
 #: :func:`sklearn.metrics.ndcg_score` (``ignore_ties=False``). ``lightgbm`` is LightGBM's
 #: ``ndcg@k`` and ``map@k`` (a query without relevant document scores 1).
+#: On large grades: the exp2 presets (``letor3``, ``letor4``, ``lightgbm``) refuse grades
+#: above ``MAX_GRADE`` = 30, as LightGBM does; ``trec`` and ``sklearn`` (linear gain) take any
+#: finite grade >= 0.
 PRESETS: dict[str, Convention] = {
     "letor3": Convention(
         gain="exp2",
@@ -203,7 +217,7 @@ PRESETS: dict[str, Convention] = {
     "trec": Convention(
         gain="linear",
         discount="log2",
-        ties="input_order",
+        ties="docid_descending",
         no_relevant=0.0,
         relevance_threshold=1.0,
         ndcg_short_list="truncate",
@@ -363,7 +377,13 @@ class _Ranking:
         return np.bincount(self.query, weights=values, minlength=self.sizes.size)
 
 
-def _rank(y: npt.ArrayLike, scores: npt.ArrayLike, query_ptr: npt.ArrayLike, ties: str) -> _Ranking:
+def _rank(
+    y: npt.ArrayLike,
+    scores: npt.ArrayLike,
+    query_ptr: npt.ArrayLike,
+    ties: str,
+    docid: npt.ArrayLike | None = None,
+) -> _Ranking:
     y, scores, ptr = _check_inputs(y, scores, query_ptr)
     sizes = np.diff(ptr)
     query = np.repeat(np.arange(sizes.size), sizes)
@@ -372,6 +392,8 @@ def _rank(y: npt.ArrayLike, scores: npt.ArrayLike, query_ptr: npt.ArrayLike, tie
         keys = (y, *keys)
     elif ties == "optimistic":
         keys = (-y, *keys)
+    elif ties == "docid_descending" and docid is not None:
+        keys = (-_docid_rank(docid, y.size), *keys)
     order = np.lexsort(keys)  # stable: equal keys keep the input order
     position = np.arange(y.size) - ptr[query] + 1
     block = None
@@ -381,6 +403,48 @@ def _rank(y: npt.ArrayLike, scores: npt.ArrayLike, query_ptr: npt.ArrayLike, tie
     return _Ranking(y, ptr, order, query, position, block)
 
 
+def _docid_rank(docid: npt.ArrayLike, n: int) -> np.ndarray:
+    """Rank of each document id in string order (code points, which is UTF-8 byte order)."""
+    ids = np.asarray(docid, dtype=object)
+    if ids.shape != (n,):
+        raise ValueError(f"docid has shape {ids.shape} but there are {n} documents")
+    missing = np.flatnonzero([d is None for d in ids])
+    if missing.size:
+        raise ValueError(f"docid[{missing[0]}] is None; every document needs an id")
+    _, rank = np.unique(ids.astype(str), return_inverse=True)
+    return rank.reshape(n)
+
+
+def tied_documents(scores: npt.ArrayLike, query_ptr: npt.ArrayLike) -> np.ndarray:
+    """Per query, the number of documents whose score equals another one's in the query.
+
+    How such ties are broken is a convention (:class:`Convention`, ``ties``) that can move a
+    measure a lot: LETOR's files list a query's documents in an order that carries relevance
+    information, so breaking ties by file order (LETOR's scripts) rewards constant scores.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n,)
+        Predicted scores.
+    query_ptr : array_like of int, shape (n_queries + 1,)
+        Query offsets (see :func:`query_ptr_from_qid`).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_queries,)
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    _, scores, ptr = _check_inputs(np.zeros(scores.shape), scores, query_ptr)
+    query = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
+    order = np.lexsort((scores, query))
+    s, q = scores[order], query[order]
+    new = np.r_[True, (s[1:] != s[:-1]) | (q[1:] != q[:-1])]
+    block = np.cumsum(new) - 1
+    size = np.bincount(block)
+    tied = (size > 1)[block]
+    return np.bincount(q[tied], minlength=ptr.size - 1).astype(np.int64)
+
+
 def _segment_cumsum(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
     """Cumulative sums restarting at each query, added in position order."""
     return np.concatenate([np.cumsum(part) for part in np.split(values, ptr[1:-1])])
@@ -388,6 +452,13 @@ def _segment_cumsum(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
 
 def _gains(y: np.ndarray, gain: str | tuple[float, ...]) -> np.ndarray:
     if gain == "exp2":
+        bad = np.flatnonzero(y > MAX_GRADE)
+        if bad.size:
+            raise ValueError(
+                f"y[{bad[0]}] is {y[bad[0]]:g}, above {MAX_GRADE}, the largest grade of the exp2 "
+                "gain 2^y - 1 (LightGBM's limit; the gain overflows at 1024); use a linear gain "
+                "(the trec or sklearn preset)"
+            )
         return np.exp2(y) - 1.0
     if gain == "linear":
         return y
@@ -467,6 +538,7 @@ def dcg_at_k(
     k: int = 10,
     *,
     convention: Convention | str = "letor3",
+    docid: npt.ArrayLike | None = None,
 ) -> np.ndarray:
     r"""Discounted cumulative gain at position ``k`` of each query.
 
@@ -489,6 +561,9 @@ def dcg_at_k(
         Cutoff (positive).
     convention : Convention or str
         A :class:`Convention` or the name of a preset.
+    docid : array_like of str, optional
+        Document ids, which break score ties under ``ties="docid_descending"`` (the
+        ``trec`` preset); ignored by the other tie rules.
 
     Returns
     -------
@@ -500,7 +575,7 @@ def dcg_at_k(
     """
     conv = _as_convention(convention)
     k = _check_k(k)
-    r = _rank(y, scores, query_ptr, conv.ties)
+    r = _rank(y, scores, query_ptr, conv.ties, docid)
     value = r.at_cutoff(_dcg_cumulative(r, conv)[0], k)
     if conv.ndcg_short_list == "zero":
         value[r.sizes < k] = 0.0
@@ -514,6 +589,7 @@ def ndcg_at_k(
     k: int = 10,
     *,
     convention: Convention | str = "letor3",
+    docid: npt.ArrayLike | None = None,
 ) -> np.ndarray:
     r"""Normalized discounted cumulative gain at position ``k`` of each query.
 
@@ -536,6 +612,9 @@ def ndcg_at_k(
         Cutoff (positive).
     convention : Convention or str
         A :class:`Convention` or the name of a preset.
+    docid : array_like of str, optional
+        Document ids, which break score ties under ``ties="docid_descending"`` (the
+        ``trec`` preset); ignored by the other tie rules.
 
     Returns
     -------
@@ -549,7 +628,7 @@ def ndcg_at_k(
     """
     conv = _as_convention(convention)
     k = _check_k(k)
-    return _ndcg_table(_rank(y, scores, query_ptr, conv.ties), conv, [k])[0]
+    return _ndcg_table(_rank(y, scores, query_ptr, conv.ties, docid), conv, [k])[0]
 
 
 def _mean_ndcg(r: _Ranking, conv: Convention) -> np.ndarray:
@@ -567,6 +646,7 @@ def mean_ndcg(
     query_ptr: npt.ArrayLike,
     *,
     convention: Convention | str = "letor4",
+    docid: npt.ArrayLike | None = None,
 ) -> np.ndarray:
     r"""LETOR 4.0's MeanNDCG: each query's mean of NDCG@i over all its positions.
 
@@ -585,6 +665,9 @@ def mean_ndcg(
         Query offsets (see :func:`query_ptr_from_qid`).
     convention : Convention or str
         A :class:`Convention` or the name of a preset.
+    docid : array_like of str, optional
+        Document ids, which break score ties under ``ties="docid_descending"`` (the
+        ``trec`` preset); ignored by the other tie rules.
 
     Returns
     -------
@@ -596,7 +679,7 @@ def mean_ndcg(
     Eq. (4).
     """
     conv = _as_convention(convention)
-    return _mean_ndcg(_rank(y, scores, query_ptr, conv.ties), conv)
+    return _mean_ndcg(_rank(y, scores, query_ptr, conv.ties, docid), conv)
 
 
 def precision_at_k(
@@ -606,6 +689,7 @@ def precision_at_k(
     k: int = 10,
     *,
     convention: Convention | str = "letor3",
+    docid: npt.ArrayLike | None = None,
 ) -> np.ndarray:
     r"""Precision at position ``k``: the fraction of relevant documents in the top ``k``.
 
@@ -628,6 +712,9 @@ def precision_at_k(
         Cutoff (positive).
     convention : Convention or str
         A :class:`Convention` or the name of a preset.
+    docid : array_like of str, optional
+        Document ids, which break score ties under ``ties="docid_descending"`` (the
+        ``trec`` preset); ignored by the other tie rules.
 
     Returns
     -------
@@ -639,7 +726,7 @@ def precision_at_k(
     """
     conv = _as_convention(convention)
     k = _check_k(k)
-    return _precision_table(_rank(y, scores, query_ptr, conv.ties), conv, [k])[0]
+    return _precision_table(_rank(y, scores, query_ptr, conv.ties, docid), conv, [k])[0]
 
 
 def _average_precision(r: _Ranking, conv: Convention, k: int | None) -> np.ndarray:
@@ -682,6 +769,7 @@ def average_precision(
     k: int | None = None,
     *,
     convention: Convention | str = "letor3",
+    docid: npt.ArrayLike | None = None,
 ) -> np.ndarray:
     r"""Average precision of each query (its mean over queries is MAP).
 
@@ -707,6 +795,9 @@ def average_precision(
         Optional cutoff.
     convention : Convention or str
         A :class:`Convention` or the name of a preset.
+    docid : array_like of str, optional
+        Document ids, which break score ties under ``ties="docid_descending"`` (the
+        ``trec`` preset); ignored by the other tie rules.
 
     Returns
     -------
@@ -720,7 +811,7 @@ def average_precision(
     conv = _as_convention(convention)
     if k is not None:
         k = _check_k(k)
-    return _average_precision(_rank(y, scores, query_ptr, conv.ties), conv, k)
+    return _average_precision(_rank(y, scores, query_ptr, conv.ties, docid), conv, k)
 
 
 def _reciprocal_rank(r: _Ranking, conv: Convention) -> np.ndarray:
@@ -753,6 +844,7 @@ def reciprocal_rank(
     query_ptr: npt.ArrayLike,
     *,
     convention: Convention | str = "letor3",
+    docid: npt.ArrayLike | None = None,
 ) -> np.ndarray:
     r"""Reciprocal rank of the first relevant document of each query (its mean is MRR).
 
@@ -774,6 +866,9 @@ def reciprocal_rank(
         Query offsets (see :func:`query_ptr_from_qid`).
     convention : Convention or str
         A :class:`Convention` or the name of a preset.
+    docid : array_like of str, optional
+        Document ids, which break score ties under ``ties="docid_descending"`` (the
+        ``trec`` preset); ignored by the other tie rules.
 
     Returns
     -------
@@ -784,7 +879,7 @@ def reciprocal_rank(
     Q. V. Le and A. J. Smola, "Direct Optimization of Ranking Measures", Eq. (10).
     """
     conv = _as_convention(convention)
-    return _reciprocal_rank(_rank(y, scores, query_ptr, conv.ties), conv)
+    return _reciprocal_rank(_rank(y, scores, query_ptr, conv.ties, docid), conv)
 
 
 def winner_takes_all(
@@ -793,6 +888,7 @@ def winner_takes_all(
     query_ptr: npt.ArrayLike,
     *,
     convention: Convention | str = "letor3",
+    docid: npt.ArrayLike | None = None,
 ) -> np.ndarray:
     r"""Winner takes all: 1 if the top-ranked document of a query is relevant, else 0.
 
@@ -813,6 +909,9 @@ def winner_takes_all(
         Query offsets (see :func:`query_ptr_from_qid`).
     convention : Convention or str
         A :class:`Convention` or the name of a preset.
+    docid : array_like of str, optional
+        Document ids, which break score ties under ``ties="docid_descending"`` (the
+        ``trec`` preset); ignored by the other tie rules.
 
     Returns
     -------
@@ -823,7 +922,7 @@ def winner_takes_all(
     Q. V. Le and A. J. Smola, "Direct Optimization of Ranking Measures", Eq. (9).
     """
     conv = _as_convention(convention)
-    r = _rank(y, scores, query_ptr, conv.ties)
+    r = _rank(y, scores, query_ptr, conv.ties, docid)
     relevant = _relevant(r.y, conv)[r.order]
     value = r.expected(relevant)[r.ptr[:-1]]
     value[r.per_query_sum(relevant) == 0] = conv.no_relevant_value
@@ -839,6 +938,7 @@ def expected_rank_utility(
     half_life: float = 5.0,
     normalize: bool = False,
     convention: Convention | str = "letor3",
+    docid: npt.ArrayLike | None = None,
 ) -> np.ndarray:
     r"""Expected rank utility (Breese et al., 1998) of each query.
 
@@ -866,6 +966,9 @@ def expected_rank_utility(
         Divide by the ideal ERU.
     convention : Convention or str
         A :class:`Convention` or the name of a preset.
+    docid : array_like of str, optional
+        Document ids, which break score ties under ``ties="docid_descending"`` (the
+        ``trec`` preset); ignored by the other tie rules.
 
     Returns
     -------
@@ -879,7 +982,7 @@ def expected_rank_utility(
     conv = _as_convention(convention)
     if not half_life > 1:
         raise ValueError(f"half_life must be > 1, got {half_life}")
-    r = _rank(y, scores, query_ptr, conv.ties)
+    r = _rank(y, scores, query_ptr, conv.ties, docid)
     utility = np.maximum(r.y - neutral, 0.0)
     weight = np.exp2(-(r.position - 1) / (half_life - 1))
     value = r.per_query_sum(r.expected(utility[r.order]) * weight)
@@ -1100,6 +1203,7 @@ def evaluate(
     k: int = 10,
     per_query: bool = False,
     mean_ndcg: bool | None = None,
+    docid: npt.ArrayLike | None = None,
 ) -> dict[str, object]:
     r"""The usual evaluation table: NDCG@1..k, P@1..k, MAP, MRR (and MeanNDCG).
 
@@ -1122,6 +1226,9 @@ def evaluate(
     mean_ndcg : bool or None
         Report LETOR 4.0's MeanNDCG (:func:`mean_ndcg`); ``None`` reports it for the
         ``letor4`` convention only.
+    docid : array_like of str, optional
+        Document ids, which break score ties under ``ties="docid_descending"`` (the
+        ``trec`` preset); ignored by the other tie rules.
 
     Returns
     -------
@@ -1140,7 +1247,7 @@ def evaluate(
     k = _check_k(k)
     if mean_ndcg is None:
         mean_ndcg = conv == PRESETS["letor4"]
-    r = _rank(y, scores, query_ptr, conv.ties)
+    r = _rank(y, scores, query_ptr, conv.ties, docid)
     ks = range(1, k + 1)
     values: dict[str, np.ndarray] = {}
     for name, table in (("ndcg", _ndcg_table(r, conv, ks)), ("p", _precision_table(r, conv, ks))):

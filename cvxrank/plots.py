@@ -4,12 +4,16 @@ Every function takes an ``ax`` (or makes its own figure) and returns it, in the 
 ``ax=None`` style; figures are :class:`matplotlib.figure.Figure` objects drawn on an Agg
 canvas, never through ``pyplot``, so nothing touches global state and no display is needed.
 
-* :func:`plot_suboptimality`: one solver's relative suboptimality
-  ``(P(w_k) - p*) / max(1, |p*|)`` (solid) and, when the trace has dual values,
-  ``(d* - D(alpha_k)) / max(1, |p*|)`` (dashed), against iterations or solver time; several
-  runs (seeds) are drawn as their median and a min-max (or interquartile) band.
-* :func:`figure_for_formulation`: several solvers of one formulation, vs iteration and vs
-  time (one row per instance).
+* :func:`plot_suboptimality`: one solver's relative suboptimality, primal
+  ``P(w_k) - p*`` (solid) and, when the trace has dual values, dual ``d* - D(alpha_k)``
+  (dashed), both made relative as :data:`cvxrank.tolerances.RELATIVE_GAP_DEFINITION` says,
+  against iterations or solver time; several runs (seeds) are drawn as their median and a
+  min-max (or interquartile) band; given the proven :class:`~cvxrank.validate.RateSpec`,
+  the rate as a guide line beside the measured curve (:func:`plot_rate_guide`).
+* :func:`figure_for_formulation`: the solvers of one formulation, deterministic and
+  stochastic ones in separate rows, against iterations (left) and solver time (right), an
+  x axis logarithmic where its solvers end orders of magnitude apart
+  (:func:`wants_log_axis`) or their proven rate is a power law, the legend beside the data.
 * :func:`write_figures`: the PNG and the CSV of the traces behind it, per formulation and
   instance, as ``cvxrank verify`` and ``cvxrank figures`` write them.
 """
@@ -19,20 +23,63 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
-from cvxrank.trace import SolverResult, Trace
+from cvxrank.tolerances import RELATIVE_GAP_DEFINITION, relative_gap
+from cvxrank.trace import Run, Trace
+from cvxrank.validate import SUBLINEAR_TAIL, RateSpec
 
 #: Largest number of x positions of a median/band curve over several runs.
 MAX_GRID = 2000
 
 X_LABELS = {"iteration": "iteration", "time": "solver time [s]"}
+
+#: The y label of every suboptimality panel: the gap definition comes from
+#: :mod:`cvxrank.tolerances`, so the label follows when the definition changes.
+Y_LABEL = f"relative suboptimality\n{RELATIVE_GAP_DEFINITION}"
+
+#: A panel's x axis is logarithmic when the curves on it end at least this many times apart
+#: (largest last iteration, or solver time, over the smallest).
+LOG_AXIS_RATIO = 10.0
+
+#: Style of the proven-rate guides: a broad translucent stroke in the solver's color, unlike
+#: any measured curve (thin solid primal, thin dashed dual, shaded band).
+GUIDE_STYLE: dict[str, Any] = {"linewidth": 6.0, "alpha": 0.35, "solid_capstyle": "butt"}
+
+#: ``gid`` of the guide lines and of the tolerance lines, to find them among an axes' lines.
+GUIDE_GID = "rate-guide"
+TOL_GID = "tolerance"
+
+#: Points of a guide line.
+GUIDE_POINTS = 200
+
+#: A guide starts this many times above the curve it is drawn for (a slope to compare with,
+#: kept off the data).
+GUIDE_OFFSET = 10.0
+
+#: A guide stops at this fraction of the lowest value of its curve (it would otherwise
+#: stretch the y axis by decades below anything measured).
+GUIDE_FLOOR = 0.1
+
+#: The legend gives a solver's set-up time when it is at least this fraction of its time
+#: (its curves then start far right on the time axis).
+SETUP_NOTE_FRACTION = 0.5
+
+#: Solvers with few records (Newton's handful of iterations) get hollow markers, one shape
+#: per solver, so that every iteration shows and coinciding curves stay apart.
+MARKER_MAX_POINTS = 30
+MARKERS = ("o", "x", "s", "+", "^", "D", "v", "*", "<", ">")
 
 
 def new_figure(**kwargs: Any) -> Figure:
@@ -42,36 +89,52 @@ def new_figure(**kwargs: Any) -> Figure:
     return fig
 
 
-def _as_trace(run: SolverResult | Trace) -> Trace:
-    if isinstance(run, SolverResult):
+def _as_trace(run: Run | Trace) -> Trace:
+    if isinstance(run, Run):
         return run.trace
     if isinstance(run, Trace):
         return run
-    raise TypeError(f"expected a SolverResult or a Trace, got {type(run).__name__}")
+    raise TypeError(f"expected a Run or a Trace, got {type(run).__name__}")
 
 
 def relative_suboptimality(
-    run: SolverResult | Trace, p_star: float, *, d_star: float | None = None,
+    run: Run | Trace, p_star: float, *, d_star: float | None = None,
     which: str = "primal",
 ) -> np.ndarray:
-    """``(P_k - p*) / max(1, |p*|)`` (``which="primal"``) or ``(d* - D_k) / max(1, |p*|)``.
+    """Relative suboptimality of every record of a run.
 
-    ``d*`` defaults to ``p*`` (strong duality). Values that are not positive (the run beat the
-    reference within its accuracy) become NaN, which a log axis leaves out.
+    Parameters
+    ----------
+    run : Run or Trace
+    p_star : float
+        Certified primal optimum.
+    d_star : float, optional
+        Certified dual optimum (default ``p_star``: strong duality).
+    which : {"primal", "dual"}
+        ``P(w_k) - p*`` or ``d* - D(alpha_k)``.
+
+    Returns
+    -------
+    ndarray
+        The gap of each record to its optimum, relative as
+        :func:`cvxrank.tolerances.relative_gap` defines it
+        (:data:`~cvxrank.tolerances.RELATIVE_GAP_DEFINITION`); NaN where the record is at or
+        beyond the optimum (the run beat the reference within its accuracy), which a log
+        axis leaves out.
     """
     tr = _as_trace(run)
-    scale = max(1.0, abs(float(p_star)))
     if which == "primal":
-        s = (np.asarray(tr.primal, dtype=float) - float(p_star)) / scale
+        values, optimum, side = tr.primal, float(p_star), 1.0
     elif which == "dual":
-        ds = float(p_star if d_star is None else d_star)
-        s = (ds - np.asarray(tr.dual, dtype=float)) / scale
+        values, optimum, side = tr.dual, float(p_star if d_star is None else d_star), -1.0
     else:
         raise ValueError(f"which must be 'primal' or 'dual', got {which!r}")
-    return np.where(s > 0, s, np.nan)
+    v = np.asarray(values, dtype=float)
+    s = np.array([relative_gap(value, optimum) for value in v], dtype=float)
+    return np.where(side * (v - optimum) > 0, s, np.nan)
 
 
-def _xvalues(run: SolverResult | Trace, x: str) -> np.ndarray:
+def _xvalues(run: Run | Trace, x: str) -> np.ndarray:
     tr = _as_trace(run)
     if x == "iteration":
         return np.asarray(tr.iteration, dtype=float)
@@ -80,15 +143,21 @@ def _xvalues(run: SolverResult | Trace, x: str) -> np.ndarray:
     raise ValueError(f"x must be 'iteration' or 'time', got {x!r}")
 
 
-def _has_dual(runs: Sequence[SolverResult | Trace]) -> bool:
+def _has_dual(runs: Sequence[Run | Trace]) -> bool:
     return any(np.any(np.isfinite(np.asarray(_as_trace(r).dual, dtype=float))) for r in runs)
 
 
-def _grid(xs: list[np.ndarray]) -> np.ndarray:
+def _grid(xs: list[np.ndarray], log: bool) -> np.ndarray:
+    """Every recorded x, or :data:`MAX_GRID` of them evenly spaced on the axis' scale
+    (geometrically on a log axis, non-positive x kept)."""
     allx = np.unique(np.concatenate(xs)) if xs else np.array([])
-    if allx.size > MAX_GRID:
-        allx = np.linspace(allx[0], allx[-1], MAX_GRID)
-    return allx
+    if allx.size <= MAX_GRID:
+        return allx
+    positive = allx[allx > 0]
+    if log and positive.size > 1:
+        return np.unique(np.concatenate(
+            [allx[allx <= 0], np.geomspace(positive[0], positive[-1], MAX_GRID)]))
+    return np.linspace(allx[0], allx[-1], MAX_GRID)
 
 
 def _on_grid(grid: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -104,7 +173,7 @@ def _on_grid(grid: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def plot_suboptimality(
-    runs: SolverResult | Trace | Sequence[SolverResult | Trace],
+    runs: Run | Trace | Sequence[Run | Trace],
     p_star: float,
     *,
     x: str = "iteration",
@@ -114,17 +183,21 @@ def plot_suboptimality(
     dual: bool = True,
     band: str = "minmax",
     color: Any = None,
+    rate: RateSpec | None = None,
+    marker: str | None = None,
 ) -> Axes:
     """Relative suboptimality of one solver against a certified optimum, log y axis.
 
     Parameters
     ----------
-    runs : SolverResult, Trace, or a sequence of them
+    runs : Run, Trace, or a sequence of them
         One run, or several (seeds) of the same solver.
     p_star : float
         Certified primal optimum.
     x : {"iteration", "time"}
-        Horizontal axis: iteration count or solver time (trace evaluation excluded).
+        Horizontal axis: iteration count or solver time (trace evaluation excluded). Set the
+        axes' x scale before drawing several runs on a log axis: their median is then taken
+        on a geometric grid.
     ax : Axes, optional
         Where to draw (default: a new figure).
     label : str, optional
@@ -132,12 +205,19 @@ def plot_suboptimality(
     d_star : float, optional
         Certified dual optimum for the dual curve (default ``p_star``).
     dual : bool
-        Also draw the dual suboptimality ``(d* - D_k) / max(1, |p*|)`` when the runs have it.
+        Also draw the dual suboptimality ``d* - D(alpha_k)`` (relative) when the runs have it.
     band : {"minmax", "quartile"}
         With several runs: the shaded band spans the min-max or the interquartile range of
         the runs at each x; the line is their median.
     color : optional
         Matplotlib color (default: the next of the axes' cycle).
+    rate : RateSpec, optional
+        The proven rate: drawn by :func:`plot_rate_guide` beside the curve it is about
+        (``rate.measure``; ``"auto"`` is the dual curve when one is drawn, else the primal
+        one), against iterations only.
+    marker : str, optional
+        Matplotlib marker drawn hollow at every point of the curves (e.g. to tell apart
+        solvers whose curves coincide); default none.
 
     Returns
     -------
@@ -145,7 +225,8 @@ def plot_suboptimality(
     """
     if ax is None:
         ax = new_figure(figsize=(6, 4), layout="constrained").add_subplot()
-    if isinstance(runs, (SolverResult, Trace)):
+    marks = {"marker": marker, "markerfacecolor": "none", "markersize": 5}
+    if isinstance(runs, (Run, Trace)):
         runs = [runs]
     runs = list(runs)
     if not runs:
@@ -153,16 +234,18 @@ def plot_suboptimality(
     if band not in ("minmax", "quartile"):
         raise ValueError(f"band must be 'minmax' or 'quartile', got {band!r}")
     which = ["primal"] + (["dual"] if dual and _has_dual(runs) else [])
+    curves: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for w in which:
         name = label if w == "primal" else (f"{label} (dual)" if label else "dual")
         style = "-" if w == "primal" else "--"
         ys = [relative_suboptimality(r, p_star, d_star=d_star, which=w) for r in runs]
         xs = [_xvalues(r, x) for r in runs]
         if len(runs) == 1:
-            (line,) = ax.plot(xs[0], ys[0], style, color=color, label=name)
+            (line,) = ax.plot(xs[0], ys[0], style, color=color, label=name, **marks)
             color = line.get_color()
+            curves[w] = (xs[0], ys[0])
             continue
-        grid = _grid(xs)
+        grid = _grid(xs, log=ax.get_xscale() != "linear")
         stack = np.vstack([_on_grid(grid, xi, yi) for xi, yi in zip(xs, ys, strict=True)])
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -172,33 +255,248 @@ def plot_suboptimality(
             else:
                 lo, hi = np.nanpercentile(stack, [25, 75], axis=0)
         (line,) = ax.plot(grid, med, style, color=color,
-                          label=None if name is None else f"{name}, median")
+                          label=None if name is None else f"{name}, median", **marks)
         color = line.get_color()
+        curves[w] = (grid, med)
         ok = np.isfinite(lo) & np.isfinite(hi)
         ax.fill_between(grid, np.where(ok, lo, np.nan), np.where(ok, hi, np.nan), color=color,
                         alpha=0.2 if w == "primal" else 0.1, linewidth=0,
                         label=None if name is None else f"{name}, {band} over {len(runs)} seeds")
+    if rate is not None and x == "iteration":
+        measure = rate.measure if rate.measure != "auto" else which[-1]
+        if measure in curves:
+            text = f"proven {rate_guide_text(rate)}"
+            plot_rate_guide(rate, *curves[measure], ax=ax, color=color,
+                            label=f"{label}: {text}" if label else text)
     ax.set_yscale("log")
     ax.set_xlabel(X_LABELS[x])
-    ax.set_ylabel("(f - f*) / max(1, |p*|)")
+    ax.set_ylabel(Y_LABEL)
     return ax
 
 
+def rate_guide_text(rate: RateSpec) -> str:
+    """How a legend names a proven rate.
+
+    ``O(1/k)``, ``O(1/k^2)`` (sublinear), ``O((1 - 2.1e-03)^k)`` (linear with a contraction
+    factor, written as one minus a small number so that a factor of 0.99998 stays readable),
+    ``linear`` or ``Newton, <=15 it, superlinear end`` (nothing to draw).
+    """
+    if rate.kind == "sublinear":
+        return rate.expected
+    if rate.kind == "linear":
+        if rate.factor is None:
+            return "linear"
+        return f"O((1 - {1.0 - rate.factor:.1e})^k)"
+    return f"Newton, <={rate.max_iter_expected} it, superlinear end"
+
+
+def plot_rate_guide(
+    rate: RateSpec,
+    k: np.ndarray,
+    s: np.ndarray,
+    *,
+    ax: Axes | None = None,
+    color: Any = None,
+    label: str | None = None,
+) -> Axes:
+    """The proven rate as a guide line beside a measured suboptimality curve.
+
+    A convergence theorem bounds the suboptimality by ``C k^a`` (sublinear) or ``c q^k``
+    (linear) with constants that depend on the problem, and :func:`cvxrank.validate.validate`
+    judges the slope of the curve's tail: the last decade of iterations for a sublinear rate
+    (``k >= k_end / SUBLINEAR_TAIL``), the second half for a linear one (``k >= k_end / 2``).
+    The guide spans that window and starts :data:`GUIDE_OFFSET` times above the measured
+    curve at the window's first point, parallel to where the curve should be and clear of
+    it: a curve that falls at least as steeply as its guide there matches the theory. A
+    Newton rate (a number of iterations and a superlinear end) and a linear rate without a
+    predicted factor have no curve to draw: nothing is drawn.
+
+    Parameters
+    ----------
+    rate : RateSpec
+        The proven rate.
+    k : ndarray
+        Iterations of the measured curve.
+    s : ndarray
+        Its relative suboptimality (NaN where missing).
+    ax : Axes, optional
+        Where to draw (default: a new figure).
+    color : optional
+        Matplotlib color (default: the next of the axes' cycle).
+    label : str, optional
+        Legend label (default: ``"proven " + rate_guide_text(rate)``).
+
+    Returns
+    -------
+    Axes
+        The guide, if drawn, is the line of ``ax`` whose gid is :data:`GUIDE_GID`; it stops
+        at :data:`GUIDE_FLOOR` times the lowest value of the curve.
+    """
+    if ax is None:
+        ax = new_figure(figsize=(6, 4), layout="constrained").add_subplot()
+        ax.set_yscale("log")
+    if rate.kind == "newton" or (rate.kind == "linear" and rate.factor is None):
+        return ax
+    k = np.asarray(k, dtype=float)
+    s = np.asarray(s, dtype=float)
+    measured = np.isfinite(k) & np.isfinite(s) & (s > 0) & (k >= 0)
+    if not np.any(measured):
+        return ax
+    k_end = k[measured][-1]
+    start = max(k_end / SUBLINEAR_TAIL, 1.0) if rate.kind == "sublinear" else k_end / 2.0
+    window = measured & (k >= start)
+    if np.count_nonzero(window) < 2:
+        return ax
+    k0, s0 = k[window][0], GUIDE_OFFSET * s[window][0]
+    if rate.kind == "sublinear":
+        kk = np.geomspace(k0, k_end, GUIDE_POINTS)
+        guide = s0 * (kk / k0) ** float(rate.exponent)  # type: ignore[arg-type]
+    else:
+        kk = np.linspace(k0, k_end, GUIDE_POINTS)
+        guide = s0 * float(rate.factor) ** (kk - k0)  # type: ignore[arg-type]
+    keep = guide >= GUIDE_FLOOR * np.min(s[measured])
+    ax.plot(kk[keep], guide[keep], **GUIDE_STYLE, color=color,
+            label=label if label is not None else f"proven {rate_guide_text(rate)}",
+            gid=GUIDE_GID)
+    return ax
+
+
+def wants_log_axis(ends: Sequence[float]) -> bool:
+    """Whether curves that end at ``ends`` (last iteration or time) need a log x axis.
+
+    True when the largest positive end is at least :data:`LOG_AXIS_RATIO` times the
+    smallest: on a linear axis the shorter curves would be squeezed into a tenth of it.
+    """
+    positive = [float(e) for e in ends if np.isfinite(e) and e > 0]
+    if len(positive) < 2:
+        return False
+    return max(positive) >= LOG_AXIS_RATIO * min(positive)
+
+
+def set_log_x(ax: Axes, x: str) -> Axes:
+    """Make the x axis logarithmic: ``symlog`` for iterations (linear on [0, 1], so that
+    iteration 0 stays on the plot), ``log`` for solver time."""
+    if x == "iteration":
+        ax.set_xscale("symlog", linthresh=1.0, linscale=0.4)
+    elif x == "time":
+        ax.set_xscale("log")
+    else:
+        raise ValueError(f"x must be 'iteration' or 'time', got {x!r}")
+    return ax
+
+
+def _rate_of(outcome: Any) -> RateSpec | None:
+    """The proven rate of an outcome, about the curve its validation measured it on (else
+    the entry's rate when it does not depend on the formulation)."""
+    if outcome.validation is not None:
+        return replace(outcome.validation.rate, measure=outcome.validation.measure)
+    rate = outcome.entry.rate
+    return rate if isinstance(rate, RateSpec) else None
+
+
+def _x_ends(outcomes: Sequence[Any], x: str) -> list[float]:
+    """Where each outcome's curves end on the ``x`` axis (iterations counted from 1)."""
+    ends = []
+    for o in outcomes:
+        last = [float(_xvalues(r, x)[-1]) for r in o.results if len(_as_trace(r))]
+        if last:
+            ends.append(max(max(last), 1.0) if x == "iteration" else max(last))
+    return ends
+
+
+def _instance_text(outcome: Any) -> str:
+    """``"<instance> (<n> dual variables, C=<C>)"``, with the hyper-parameters the
+    formulation was built with (the instance's C rescaled for the method)."""
+    built = {**outcome.entry.params, **outcome.instance.params_for(outcome.entry.method)}
+    params = ", ".join(f"{k}={v:.3g}" for k, v in built.items())
+    parts = ([f"{outcome.n_pairs:,} dual variables"] if outcome.n_pairs else []) + (
+        [params] if params else [])
+    return outcome.instance.name + (f" ({', '.join(parts)})" if parts else "")
+
+
+def _draw_tolerances(ax: Axes, group: Sequence[Any], tol: float | None) -> None:
+    """One dotted line per tolerance level of the solvers in ``group``, naming them."""
+    levels: dict[float, list[str]] = {}
+    for o in group:
+        levels.setdefault(tol if tol is not None else o.entry.tol, []).append(o.solver)
+    for level, names in levels.items():
+        ax.axhline(level, color="0.45", linestyle=":", linewidth=1.2, gid=TOL_GID,
+                   label=f"tol {level:.0e} ({', '.join(names)})")
+
+
+def _setup_note(runs: Sequence[Run]) -> str:
+    """``" (set-up 9.1 s)"`` when the set-up before the first iteration took at least
+    :data:`SETUP_NOTE_FRACTION` of the solver's time (median over runs), else ``""``: the
+    time axis then starts late, and the legend says why."""
+    setup = float(np.median([r.setup_time for r in runs]))
+    total = float(np.median([r.time for r in runs]))
+    return f" (set-up {setup:.2g} s)" if total > 0 and setup >= SETUP_NOTE_FRACTION * total else ""
+
+
+def _marker(runs: Sequence[Run], index: int) -> str | None:
+    """The ``index``-th of :data:`MARKERS` when every run has at most
+    :data:`MARKER_MAX_POINTS` records (a few iterations, each worth seeing), else None."""
+    if max(len(_as_trace(r)) for r in runs) > MARKER_MAX_POINTS:
+        return None
+    return MARKERS[index % len(MARKERS)]
+
+
+def _legend_handles(ax: Axes, group: Sequence[Any], colors: dict[str, str],
+                    markers: dict[str, str | None], stochastic: bool) -> list[Artist]:
+    """Legend of a row: solvers (color, marker), their proven rates (guides, or why none),
+    then the key of the styles (primal, dual, band, tolerance)."""
+    handles: list[Artist] = [
+        Line2D([], [], color=colors[o.solver], linewidth=2, marker=markers[o.solver],
+               markerfacecolor="none",
+               label=o.solver + _setup_note(o.results) + ("" if o.passed else " (failed)"))
+        for o in group]
+    handles += [ln for ln in ax.get_lines() if ln.get_gid() == GUIDE_GID]
+    unguided: dict[str, list[str]] = {}
+    for o in group:
+        rate = _rate_of(o)
+        if rate is not None and (rate.kind == "newton"
+                                 or (rate.kind == "linear" and rate.factor is None)):
+            unguided.setdefault(rate_guide_text(rate), []).append(o.solver)
+    handles += [Line2D([], [], linestyle="none", label=f"{', '.join(names)}: proven {text}\n"
+                       "(no rate curve to draw)") for text, names in unguided.items()]
+    handles.append(Line2D([], [], color="0.2", linestyle="-",
+                          label=r"solid: primal $P(w_k) - p^*$"))
+    if not stochastic and any(_has_dual(o.results) for o in group):
+        handles.append(Line2D([], [], color="0.2", linestyle="--",
+                              label=r"dashed: dual $d^* - D(\alpha_k)$"))
+    if stochastic:
+        seeds = sorted({len(o.results) for o in group})
+        handles.append(Patch(facecolor="0.2", alpha=0.25, label=(
+            f"line: median, band: min-max over {'/'.join(map(str, seeds))} seeds")))
+    handles += [ln for ln in ax.get_lines() if ln.get_gid() == TOL_GID]
+    return handles
+
+
 def figure_for_formulation(outcomes: Sequence[Any], *, tol: float | None = None) -> Figure:
-    """Suboptimality of several solvers of one formulation, vs iteration and vs time.
+    """Suboptimality of the solvers of one formulation, vs iteration and vs solver time.
 
     Parameters
     ----------
     outcomes : sequence of PairOutcome
-        Outcomes of :func:`cvxrank.verification.run_verification` for one formulation (one
-        row of panels per instance); outcomes without runs or reference are skipped.
+        Outcomes of :func:`cvxrank.verification.run_verification` for one formulation;
+        outcomes without runs or reference are skipped.
     tol : float, optional
-        Draw the tolerance as a horizontal dotted line (default: the entries' ``tol``).
+        Draw this tolerance as the horizontal dotted line (default: each entry's ``tol``,
+        one line per level, naming its solvers).
 
     Returns
     -------
     Figure
-        Two panels per instance: against iterations (left) and solver time (right).
+        One row of two panels per instance and kind of solver (deterministic solvers, then
+        stochastic ones, whose iterations are steps on a sample and not comparable with a
+        full-gradient or Newton iteration; their rate and tolerance are about the primal
+        median, the only curve drawn for them): against iterations (left, with each solver's
+        proven rate as a guide, :func:`plot_rate_guide`) and against solver time (right,
+        same y axis). An x axis is logarithmic when its solvers end
+        :data:`LOG_AXIS_RATIO` times apart or more (:func:`wants_log_axis`), and both are
+        when a solver of the row has a sublinear proven rate (a power law, whose guide is
+        then a straight line). Each row's legend is beside its right panel, outside the
+        data.
     """
     usable = [o for o in outcomes if o.results and o.reference is not None]
     if not usable:
@@ -206,35 +504,42 @@ def figure_for_formulation(outcomes: Sequence[Any], *, tol: float | None = None)
     names = sorted({o.formulation for o in usable})
     if len(names) > 1:
         raise ValueError(f"outcomes of several formulations: {', '.join(names)}")
-    instances: list[str] = []
-    for o in usable:
-        if o.instance.name not in instances:
-            instances.append(o.instance.name)
-    solvers: list[str] = []
-    for o in usable:
-        if o.solver not in solvers:
-            solvers.append(o.solver)
-    fig = new_figure(figsize=(11, 4 * len(instances)), layout="constrained")
-    axes = fig.subplots(len(instances), 2, squeeze=False)
-    for row, inst in enumerate(instances):
-        group = [o for o in usable if o.instance.name == inst]
+    instances = list(dict.fromkeys(o.instance.name for o in usable))
+    solvers = list(dict.fromkeys(o.solver for o in usable))
+    colors = {s: f"C{i % 10}" for i, s in enumerate(solvers)}
+    rows = [(inst, stochastic) for inst in instances for stochastic in (False, True)
+            if any(o.instance.name == inst and bool(o.entry.stochastic) == stochastic
+                   for o in usable)]
+    fig = new_figure(figsize=(13, 0.6 + 3.6 * len(rows)), layout="constrained")
+    axes = fig.subplots(len(rows), 2, squeeze=False)
+    for (inst, stochastic), (left, right) in zip(rows, axes, strict=True):
+        group = [o for o in usable
+                 if o.instance.name == inst and bool(o.entry.stochastic) == stochastic]
         ref = group[0].reference
-        for col, xaxis in enumerate(("iteration", "time")):
-            ax = axes[row][col]
+        markers = {o.solver: _marker(o.results, solvers.index(o.solver)) for o in group}
+        right.sharey(left)
+        power_law = any(r is not None and r.kind == "sublinear" for r in map(_rate_of, group))
+        for ax, xaxis in ((left, "iteration"), (right, "time")):
+            if power_law or wants_log_axis(_x_ends(group, xaxis)):
+                set_log_x(ax, xaxis)
+            else:
+                ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=xaxis == "iteration"))
             for o in group:
-                plot_suboptimality(
-                    o.results, ref.p_star, x=xaxis, ax=ax, d_star=ref.d_star,
-                    label=o.solver + (" (failed)" if not o.passed else ""),
-                    color=f"C{solvers.index(o.solver) % 10}",
-                )
-            level = tol if tol is not None else group[0].entry.tol
-            ax.axhline(level, color="0.5", linestyle=":", linewidth=1, label=f"tol {level:.0e}")
-            params = ", ".join(f"{k}={v:g}" for k, v in group[0].instance.params.items())
-            n = group[0].n_pairs
-            ax.set_title(f"{names[0]} on {inst}" + (f" ({n:,} pairs" if n else " (")
-                         + (f", {params})" if params else ")"), fontsize=10)
+                plot_suboptimality(o.results, ref.p_star, x=xaxis, ax=ax, d_star=ref.d_star,
+                                   label=o.solver, color=colors[o.solver], rate=_rate_of(o),
+                                   dual=not stochastic, marker=markers[o.solver])
+            _draw_tolerances(ax, group, tol)
             ax.grid(True, which="major", alpha=0.3)
-        axes[row][0].legend(fontsize=8)
+        right.set_ylabel("")
+        kind = "stochastic solvers" if stochastic else "deterministic solvers"
+        where = f"{_instance_text(group[0])}: " if len(instances) > 1 else ""
+        left.set_title(f"{where}{kind}, per iteration", fontsize=10)
+        right.set_title(f"{where}{kind}, per second of solver time", fontsize=10)
+        right.legend(handles=_legend_handles(left, group, colors, markers, stochastic),
+                     fontsize=8, loc="upper left", bbox_to_anchor=(1.03, 1.0),
+                     borderaxespad=0.0)
+    title = names[0] + (f" on {_instance_text(usable[0])}" if len(instances) == 1 else "")
+    fig.suptitle(title, fontsize=11)
     return fig
 
 
@@ -266,3 +571,98 @@ def write_figures(outcomes: Iterable[Any], out_dir: str | os.PathLike[str]) -> l
         written.append(png)
         written.append(write_traces_csv(group, out / f"{stem}.csv"))
     return written
+
+
+# --------------------------------------------------------------------------- experiments
+
+
+def plot_auc_scaling(result: Any, ax: Axes | None = None) -> Axes:
+    """Chapelle & Keerthi's Fig. 3: log-log training time against n, fitted slopes in the
+    legend, and where a method was refused (too many pairs).
+
+    Parameters
+    ----------
+    result : cvxrank.experiments.chapelle.fig3.ScalingResult
+    ax : matplotlib Axes or None
+        Drawn on (default: a new figure's axes).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from matplotlib.ticker import NullFormatter
+
+    from cvxrank.experiments.chapelle import LABELS
+
+    if ax is None:
+        ax = new_figure(figsize=(6.0, 4.5)).add_subplot(1, 1, 1)
+    styles = {"prsvm": {"marker": "o", "color": "tab:blue"},
+              "prsvm+": {"marker": "s", "color": "tab:orange"}}
+    for method in result.methods:
+        ok = result.runs_of(method, ok_only=True)
+        style = styles.get(method, {})
+        if ok:
+            n = np.array([r.n for r in ok], dtype=float)
+            t = np.array([r.time for r in ok])
+            slope = result.slope(method)
+            label = LABELS[method] + (f" (slope {slope:.2f})" if np.isfinite(slope) else "")
+            ax.loglog(n, t, linestyle="-", label=label, **style)
+            if np.isfinite(slope) and n.size >= 2:
+                coef = np.polyfit(np.log(n), np.log(t), 1)
+                grid = np.geomspace(n.min(), n.max(), 50)
+                ax.loglog(grid, np.exp(np.polyval(coef, np.log(grid))), linestyle=":",
+                          color=style.get("color"), linewidth=1)
+        refused = result.refused_from(method)
+        if refused is not None:
+            ax.axvline(refused, linestyle="--", color=style.get("color", "gray"),
+                       linewidth=1,
+                       label=f"{LABELS[method]} refused from n = {refused:,} "
+                       f"(> {result.max_pairs:,} pairs)")
+    c_text = (f"C = {result.c0:g}/p" if result.c_mode == "per-pair"
+              else f"C = {result.C_fixed:g}")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("n (documents, one query, two grades)")
+    ax.set_ylabel("training time [s]")
+    ax.set_title(f"AUC optimization, d = {result.d}, {c_text} (Chapelle & Keerthi Fig. 3)",
+                 fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_grid_validation(result: Any, ax: Axes | None = None) -> Axes:
+    """The LETOR protocol on a one-axis grid: the validation measure that selects (solid)
+    and the test measure (dotted) against the axis, one colour per fold, the selected point
+    circled; a log axis when the values are positive and span more than a decade.
+
+    Parameters
+    ----------
+    result : cvxrank.experiments.letor.GridResult
+    ax : matplotlib Axes or None
+        Drawn on (default: a new figure's axes).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    if ax is None:
+        ax = new_figure(figsize=(6.5, 4.5)).add_subplot(1, 1, 1)
+    (name, values), = result.grid.axes
+    x = np.asarray(values, dtype=float)
+    measure = result.measure
+    for i, fold in enumerate(result.folds):
+        color = f"C{i % 10}"
+        vali = [r.measures["vali"][measure] if r.ok else np.nan for r in fold.results]
+        test = [r.measures["test"][measure] if r.ok else np.nan for r in fold.results]
+        ax.plot(x, vali, marker="o", markersize=3, color=color, label=f"fold {fold.fold}")
+        ax.plot(x, test, linestyle=":", color=color, linewidth=1)
+        ax.plot(x[fold.selected], vali[fold.selected], marker="o", markersize=10,
+                markerfacecolor="none", color=color)
+    if x.min() > 0 and x.max() / x.min() > 10:
+        ax.set_xscale("log")
+    ax.set_xlabel(name)
+    ax.set_ylabel(f"{measure} (solid: vali, dotted: test)")
+    ax.set_title(f"{result.method} ({result.loss}): selection by vali {measure}", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax

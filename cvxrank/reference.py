@@ -5,14 +5,18 @@
 result only when
 
 * both solver statuses are ``optimal``,
-* the relative primal-dual gap ``|p* - d*| / max(1, |p*|)`` is at most
+* the relative primal-dual gap ``|p* - d*| / |p*|`` is at most
   :func:`cvxrank.tolerances.reference_agreement` of the solver, and
 * the formulation's own numpy evaluators agree with the solver's optimal values to the same
   tolerance: ``primal_value(w*)`` with p* and ``dual_value(alpha*)`` with d*.
 
 Otherwise it raises :class:`~cvxrank.errors.SolverError`. Certified references are cached in
 memory (and optionally on disk) by the formulation's :meth:`cache_key` and the solver name, so a
-notebook or a test suite asking again for the same problem and C does not solve again.
+notebook or a test suite asking again for the same problem and C does not solve again. The disk
+cache is the ``cache_dir`` argument, or else the directory named by the environment variable
+:data:`CACHE_DIR_VARIABLE` (``CVXRANK_CACHE_DIR``), so that parallel workers share one cache;
+with neither, nothing is written to disk. Files are written atomically (a temporary file, then
+a rename), so workers may write the same reference concurrently.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import numpy as np
 
 from cvxrank.errors import SolverError
 from cvxrank.formulations.base import Formulation
-from cvxrank.tolerances import reference_agreement
+from cvxrank.tolerances import reference_agreement, relative_gap
 
 #: Solver settings used for reference solves (keys are CVXPY solver names). Interior-point
 #: solvers are run close to machine precision; ECOS stops with ``optimal_inaccurate`` on
@@ -67,7 +71,7 @@ class Reference:
     primal_time, dual_time : float
         Wall-clock seconds of each ``Problem.solve`` call (compilation included).
     rel_gap : float
-        ``|p* - d*| / max(1, |p*|)``.
+        ``|p* - d*| / |p*|``.
     key : str
         The formulation's :meth:`~cvxrank.formulations.base.Formulation.cache_key` at
         solve time (data, formulation, weights, hyper-parameter values).
@@ -88,15 +92,29 @@ class Reference:
 
 _CACHE: dict[tuple[str, str], Reference] = {}
 
+#: Environment variable naming the disk cache directory used when ``cache_dir`` is not given.
+CACHE_DIR_VARIABLE = "CVXRANK_CACHE_DIR"
+
+
+def default_cache_dir() -> Path | None:
+    """The directory in ``$CVXRANK_CACHE_DIR``, or None when it is unset or empty."""
+    value = os.environ.get(CACHE_DIR_VARIABLE, "")
+    return Path(value) if value else None
+
 
 def clear_reference_cache() -> None:
     """Forget the in-memory references (files written to a ``cache_dir`` are kept)."""
     _CACHE.clear()
 
 
-def relative_difference(a: float, b: float) -> float:
-    """``|a - b| / max(1, |a|)``, the relative difference used for every agreement check."""
-    return abs(a - b) / max(1.0, abs(a))
+def check_solver(name: str) -> str:
+    """The upper-case name of an installed CVXPY solver; ValueError listing them otherwise."""
+    upper = str(name).upper()
+    installed = cp.installed_solvers()
+    if upper not in installed:
+        raise ValueError(f"reference solver {name!r} is not an installed CVXPY solver; "
+                         f"installed: {', '.join(installed)}")
+    return upper
 
 
 def solve_reference(
@@ -122,7 +140,8 @@ def solve_reference(
         solve and store nothing.
     cache_dir : path or None
         Also look for and store the reference as an ``.npz`` file in this directory (the file
-        name is a hash of the key and the solver).
+        name is a hash of the key and the solver); None means :func:`default_cache_dir`
+        (``$CVXRANK_CACHE_DIR``, or no disk cache when it is unset).
     verbose : bool
         Passed to ``Problem.solve``.
 
@@ -140,12 +159,10 @@ def solve_reference(
         with the solver's values; the message names the solver, the formulation, the
         statuses, p*, d* and the gap.
     """
-    name = solver.upper()
-    installed = cp.installed_solvers()
-    if name not in installed:
-        raise ValueError(f"solver {solver!r} is not an installed CVXPY solver; installed: "
-                         f"{', '.join(installed)}")
+    name = check_solver(solver)
     key = formulation.cache_key()
+    if cache_dir is None:
+        cache_dir = default_cache_dir()
     if cache:
         if (key, name) in _CACHE:
             return _CACHE[(key, name)]
@@ -158,7 +175,7 @@ def solve_reference(
     primal, primal_time = _solve(formulation.primal(), formulation, name, "primal", verbose)
     dual, dual_time = _solve(formulation.dual(), formulation, name, "dual", verbose)
     p_star, d_star = _value(primal), _value(dual)
-    rel_gap = relative_difference(p_star, d_star)
+    rel_gap = relative_gap(d_star, p_star, formulation.gap_floor)
     tol = reference_agreement(name)
     summary = (f"{name} on {formulation.name} {formulation.params()}: primal status "
                f"{primal.status}, dual status {dual.status}, p* = {p_star!r}, d* = {d_star!r}, "
@@ -173,10 +190,11 @@ def solve_reference(
         ("primal_value(w*)", formulation.primal_value(w), p_star),
         ("dual_value(alpha*)", formulation.dual_value(alpha), d_star),
     ):
-        if not relative_difference(solved, evaluated) <= tol:
+        disagreement = relative_gap(evaluated, solved, formulation.gap_floor)
+        if not disagreement <= tol:
             raise SolverError(
                 f"not certified, {what} = {evaluated!r} disagrees with the solver's value "
-                f"{solved!r} (relative {relative_difference(solved, evaluated):.3e}): {summary}"
+                f"{solved!r} (relative {disagreement:.3e}): {summary}"
             )
     w.flags.writeable = False
     alpha.flags.writeable = False

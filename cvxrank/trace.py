@@ -1,21 +1,25 @@
 """Per-iteration records of a solver run, and the stopwatch that keeps them honest.
 
 A hand-written solver runs ``while recorder.record(k, w=..., alpha=...):`` in the benchopt
-style: :meth:`TraceRecorder.record` stops the solver's clock, evaluates the objectives for
-the trace (time not charged to the solver), calls the user's callback, decides whether to stop
-(tolerance, iteration or time budget, callback) and restarts the clock.
+style: :meth:`TraceRecorder.record` stops the solver's clock, evaluates the objectives,
+calls the user's callback, decides whether to stop (tolerance, iteration or time budget,
+callback) and restarts the clock. What the solver needs to decide to stop (the duality gap
+a dual solver checks at every iteration, the certificate a primal solver checks) is charged
+to its clock; what is evaluated for the trace alone is not. The clock up to the first
+record is the run's set-up time.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TextIO
 
 import numpy as np
 
 from cvxrank.formulations.base import Formulation
+from cvxrank.tolerances import relative_gap, within
 
 
 @dataclass
@@ -37,6 +41,9 @@ class Trace:
         Duality gap ``primal - dual`` (NaN when there is no dual value).
     step : list of float
         The step size used last (NaN when not applicable).
+    extra : dict of str to list of float
+        Columns a solver adds of its own (number of cuts, master value, block index, ...),
+        one value per record; solvers that add none leave it empty.
     """
 
     iteration: list[int] = field(default_factory=list)
@@ -45,37 +52,66 @@ class Trace:
     dual: list[float] = field(default_factory=list)
     gap: list[float] = field(default_factory=list)
     step: list[float] = field(default_factory=list)
+    extra: dict[str, list[float]] = field(default_factory=dict)
+
+    #: The columns every trace has.
+    COLUMNS = ("iteration", "time", "primal", "dual", "gap", "step")
 
     def __len__(self) -> int:
         return len(self.iteration)
 
+    def append(self, iteration: int, time: float, primal: float, dual: float, step: float,
+               extra: dict[str, float] | None = None) -> None:
+        """Add one record (``gap = primal - dual``); ``extra`` fills the solver's own
+        columns (a column missing from a record gets NaN)."""
+        self.iteration.append(int(iteration))
+        self.time.append(float(time))
+        self.primal.append(float(primal))
+        self.dual.append(float(dual))
+        self.gap.append(float(primal) - float(dual))
+        self.step.append(float(step))
+        n = len(self.iteration)
+        for key, value in (extra or {}).items():
+            self.extra.setdefault(key, [float("nan")] * (n - 1)).append(float(value))
+        for column in self.extra.values():
+            if len(column) < n:
+                column.append(float("nan"))
+
     def as_arrays(self) -> dict[str, np.ndarray]:
-        """The columns as numpy arrays."""
-        return {k: np.asarray(v, dtype=float) for k, v in asdict(self).items()}
+        """The columns (the common ones, then the extra ones) as numpy arrays."""
+        out = {k: np.asarray(getattr(self, k), dtype=float) for k in self.COLUMNS}
+        out.update({k: np.asarray(v, dtype=float) for k, v in self.extra.items()})
+        return out
 
 
 @dataclass
-class SolverResult:
-    """What a hand-written solver returns (scipy's OptimizeResult in spirit).
+class Run:
+    """One training run, however it was made: a hand-written solver, a CVXPY reference or
+    a baseline such as LinearSVC (scipy's OptimizeResult and qpsolvers' Solution in spirit).
 
     Attributes
     ----------
     w : ndarray
-        Final primal weights.
+        Final primal point (the weights, or the stacked primal variables).
     alpha : ndarray or None
-        Final dual point, for dual or primal-dual solvers.
+        Final dual point, for dual or primal-dual solvers and CVXPY references.
     trace : Trace
-        The recorded iterations.
+        The recorded iterations (a CVXPY solve or a baseline records one row: its final
+        iteration count, time, objective and, where there is one, dual value).
     converged : bool
-        Whether the stopping tolerance was met.
+        Whether the stopping tolerance was met (certified for a CVXPY reference).
     message : str
         Why the run stopped.
     n_iter : int
         Iterations (or epochs) run.
     solver : str
-        The solver's registry name.
+        The solver's name (``"prsvm+"``, ``"clarabel"``, ``"linearsvc"``).
     formulation : str
         The formulation's registry name.
+    setup_time : float
+        Seconds of set-up before the first iteration (pairs, sorted blocks, Lipschitz
+        constant, CVXPY compilation, materialized pair differences), included in
+        :attr:`time`.
     info : dict
         Solver-specific extras (step sizes, CG iterations, ...).
     """
@@ -88,20 +124,57 @@ class SolverResult:
     n_iter: int
     solver: str
     formulation: str
+    setup_time: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def time(self) -> float:
-        """Total solver time in seconds (trace evaluation excluded)."""
-        return self.trace.time[-1] if len(self.trace) else 0.0
+        """Total seconds on the solver's clock, set-up included (trace-only evaluation
+        excluded)."""
+        return self.trace.time[-1] if len(self.trace) else self.setup_time
+
+    @property
+    def solve_time(self) -> float:
+        """Seconds after the set-up: :attr:`time` minus :attr:`setup_time`."""
+        return self.time - self.setup_time
 
     @property
     def objective(self) -> float:
         """Last recorded primal objective."""
         return self.trace.primal[-1] if len(self.trace) else float("nan")
 
+    @property
+    def relative_gap(self) -> float:
+        """Last recorded duality gap relative to the primal value (NaN without a dual)."""
+        if not len(self.trace):
+            return float("nan")
+        return relative_gap(self.trace.dual[-1], self.trace.primal[-1])
+
 
 Callback = Callable[[int, np.ndarray, "np.ndarray | None", Trace], "bool | None"]
+
+
+def progress_printer(label: str, stream: TextIO, every: float = 0.5) -> Callback:
+    """A callback that shows a run's progress on ``stream``, at most every ``every`` seconds.
+
+    One line, rewritten in place (``\\r``): iterations, the last recorded objective and
+    relative duality gap, and wall-clock seconds. It never stops the run; the caller ends
+    the line (``stream.write("\\n")``) when the run returns.
+    """
+    started = time.perf_counter()
+    shown = [started - every]
+
+    def show(k: int, w: np.ndarray, alpha: np.ndarray | None, trace: Trace) -> None:
+        now = time.perf_counter()
+        if now - shown[0] < every or not len(trace):
+            return
+        shown[0] = now
+        gap = relative_gap(trace.dual[-1], trace.primal[-1])
+        stream.write(f"\r{label}: iteration {k:,}  objective {trace.primal[-1]:.8g}  "
+                     f"relative gap {gap:.2e}  {now - started:.1f} s ")
+        stream.flush()
+
+    return show
 
 
 class TraceRecorder:
@@ -112,7 +185,9 @@ class TraceRecorder:
     formulation : Formulation
         Supplies ``primal_value``, ``dual_value`` and ``primal_from_dual``.
     tol : float
-        Stop when the relative duality gap ``gap / max(1, |primal|)`` is at most ``tol``.
+        Stop when the relative duality gap ``gap / |primal|`` is at most ``tol``
+        (:func:`cvxrank.tolerances.within`), at a point other than ``w = 0`` unless the gap
+        there is 0.
         The dual value is ``dual_value(alpha)`` for solvers that have a dual point, and
         ``dual_value_at(w)`` for primal solvers on formulations whose primal point certifies
         a dual bound (the squared-hinge RankSVM); other primal-only solvers decide
@@ -148,6 +223,7 @@ class TraceRecorder:
         self.callback = callback
         self.record_every = record_every
         self.trace = Trace()
+        self.setup_time: float | None = None
         self.converged = False
         self.message = "running"
         self._elapsed = 0.0
@@ -162,6 +238,7 @@ class TraceRecorder:
         step: float = float("nan"),
         converged: bool = False,
         values: tuple[float, float] | None = None,
+        extra: dict[str, float] | None = None,
     ) -> bool:
         """Record iteration ``k``; return True while the solver should go on.
 
@@ -170,38 +247,47 @@ class TraceRecorder:
         and the dual bound at this point as part of its own iteration (PRSVM's certificate)
         passes them as ``values = (primal, dual)``: they are then charged to the solver's
         clock and not evaluated again. (Validation re-evaluates the returned point itself.)
+        ``extra`` holds values of the solver's own trace columns (:attr:`Trace.extra`).
+        The solver's clock up to its first record is its set-up time.
         """
-        self._elapsed += time.perf_counter() - self._started
+        started = time.perf_counter()
+        self._elapsed += started - self._started
+        if self.setup_time is None:
+            self.setup_time = self._elapsed
         last = converged or k >= self.max_iter or (
             self.time_budget is not None and self._elapsed >= self.time_budget
         )
         f = self.formulation
-        if w is None:
-            if alpha is None:
-                raise ValueError("record needs w or alpha")
-            w = f.primal_from_dual(alpha)
+        if w is None and alpha is None:
+            raise ValueError("record needs w or alpha")
         due = k % self.record_every == 0 or last or not self.trace.iteration
+        certificate = alpha is not None or "primal_certificate" in f.capabilities
+        # The solver's own stopping test: charged to its clock (a dual solver checks every
+        # iteration, a primal solver with a certificate at each recorded one).
+        stopping_test = (values is None and self.tol > 0 and certificate
+                         and (alpha is not None or due))
         gap_ok = False
-        if due or alpha is not None or values is not None:
+        if due or stopping_test or values is not None:
+            if w is None:
+                w = f.primal_from_dual(alpha)
             if values is not None:
                 p, d = (float(v) for v in values)
             else:
                 p = f.primal_value(w)
                 if alpha is not None:
                     d = f.dual_value(alpha)
-                else:  # a primal solver: the dual bound its iterate certifies, if any
-                    certificate = getattr(f, "dual_value_at", None)
-                    d = certificate(w) if certificate is not None else float("nan")
+                elif certificate:  # a primal solver's certified bound
+                    d = f.dual_value_at(w)
+                else:
+                    d = float("nan")
+            if stopping_test:
+                self._elapsed += time.perf_counter() - started
             gap = p - d
-            gap_ok = bool(np.isfinite(d)) and gap <= self.tol * max(1.0, abs(p))
+            # never the zero model while the certificate leaves a gap (see tolerances)
+            gap_ok = (bool(np.isfinite(d)) and within(gap, p, self.tol)
+                      and (gap <= 0 or bool(np.any(w))))
             if due or gap_ok:
-                tr = self.trace
-                tr.iteration.append(int(k))
-                tr.time.append(self._elapsed)
-                tr.primal.append(float(p))
-                tr.dual.append(float(d))
-                tr.gap.append(float(gap))
-                tr.step.append(float(step))
+                self.trace.append(k, self._elapsed, p, d, step, extra)
         go_on = True
         if converged or gap_ok:
             self.converged, self.message, go_on = True, "converged: tolerance met", False
@@ -209,7 +295,8 @@ class TraceRecorder:
             self.message, go_on = f"stopped: max_iter={self.max_iter} reached", False
         elif self.time_budget is not None and self._elapsed >= self.time_budget:
             self.message, go_on = f"stopped: time budget {self.time_budget:g}s reached", False
-        if go_on and self.callback is not None and self.callback(k, w, alpha, self.trace):
+        if go_on and self.callback is not None and self.callback(
+                k, f.primal_from_dual(alpha) if w is None else w, alpha, self.trace):
             self.message, go_on = "stopped by callback", False
         self._started = time.perf_counter()
         return go_on
@@ -221,9 +308,9 @@ class TraceRecorder:
         n_iter: int,
         solver: str,
         **info: Any,
-    ) -> SolverResult:
+    ) -> Run:
         """Package the run."""
-        return SolverResult(
+        return Run(
             w=np.asarray(w, dtype=float),
             alpha=None if alpha is None else np.asarray(alpha, dtype=float),
             trace=self.trace,
@@ -232,5 +319,6 @@ class TraceRecorder:
             n_iter=int(n_iter),
             solver=solver,
             formulation=self.formulation.name,
+            setup_time=self.setup_time or 0.0,
             info=dict(info),
         )

@@ -1,12 +1,12 @@
 """Validation of a fast solver's run against a certified reference and against its theory.
 
-:func:`validate` compares a :class:`~cvxrank.trace.SolverResult` with a certified
+:func:`validate` compares a :class:`~cvxrank.trace.Run` with a certified
 :class:`~cvxrank.reference.Reference` of the same formulation and returns a
 :class:`Validation`:
 
-* the **relative objective gap** ``(P(w) - p*) / max(1, |p*|)`` at the returned ``w``;
-* for solvers with a dual point, the **dual objective gap** ``(d* - D(alpha)) / max(1, |p*|)``,
-  the relative **duality gap** ``(P(w) - D(alpha)) / max(1, |p*|)`` of the final iterate and
+* the **relative objective gap** ``(P(w) - p*) / |p*|`` at the returned ``w``;
+* for solvers with a dual point, the **dual objective gap** ``(d* - D(alpha)) / |p*|``,
+  the relative **duality gap** ``(P(w) - D(alpha)) / |p*|`` of the final iterate and
   the **feasibility residual** ``dual_infeasibility(alpha)``;
 * the **fitted rate** of the suboptimality recorded in the trace, to compare with the rate
   the method's theory proves (a :class:`RateSpec`);
@@ -26,8 +26,8 @@ bound, and the slack absorbs that.
 
 How the rate is fitted
 ----------------------
-The suboptimality series is ``s_k = (d* - D(alpha_k)) / max(1, |p*|)`` for solvers that
-record a dual value, else ``s_k = (P(w_k) - p*) / max(1, |p*|)`` (``RateSpec.measure``
+The suboptimality series is ``s_k = (d* - D(alpha_k)) / |p*|`` for solvers that
+record a dual value, else ``s_k = (P(w_k) - p*) / |p*|`` (``RateSpec.measure``
 overrides the choice). Only the prefix of the trace where ``s_k`` is above the noise floor is
 used: 100 machine epsilons, or 10 times the reference's own error (its primal-dual gap, or
 the amount by which the run beats the reference's d* or p*), whichever is larger.
@@ -62,7 +62,7 @@ import numpy as np
 
 from cvxrank import tolerances
 from cvxrank.formulations.base import Formulation
-from cvxrank.trace import SolverResult
+from cvxrank.trace import Run
 
 #: Rate families a solver can be checked against.
 RATE_KINDS = ("sublinear", "linear", "newton")
@@ -171,7 +171,7 @@ class RateSpec:
 class Validation:
     """The verdict on one solver run (or the median over several seeded runs).
 
-    All gaps are relative: divided by ``max(1, |p*|)``.
+    All gaps are relative: divided by ``|p*|``.
 
     Attributes
     ----------
@@ -180,11 +180,11 @@ class Validation:
     tol : float
         The relative objective gap the run had to reach.
     rel_gap : float
-        ``(P(w) - p*) / max(1, |p*|)`` at the returned ``w``.
+        ``(P(w) - p*) / |p*|`` at the returned ``w``.
     dual_gap : float or None
-        ``(d* - D(alpha)) / max(1, |p*|)`` at the returned ``alpha`` (None without one).
+        ``(d* - D(alpha)) / |p*|`` at the returned ``alpha`` (None without one).
     duality_gap : float or None
-        ``(P(w) - D(alpha)) / max(1, |p*|)`` of the final iterate (None without alpha).
+        ``(P(w) - D(alpha)) / |p*|`` of the final iterate (None without alpha).
     feasibility : float or None
         ``dual_infeasibility(alpha)`` (None without alpha).
     rate : RateSpec
@@ -261,7 +261,7 @@ class _Fit:
 
 
 def _suboptimality(
-    result: SolverResult, p_star: float, d_star: float, scale: float, measure: str
+    result: Run, p_star: float, d_star: float, scale: float, measure: str
 ) -> tuple[str, np.ndarray, np.ndarray]:
     """(measure used, iterations, relative suboptimality) of the trace."""
     tr = result.trace.as_arrays()
@@ -279,7 +279,7 @@ def _suboptimality(
     return measure, tr["iteration"], s
 
 
-def _noise_floor(result: SolverResult, reference: Any, scale: float) -> float:
+def _noise_floor(result: Run, reference: Any, scale: float) -> float:
     """100 eps, or 10x the evidence of error in the reference (see the module docstring)."""
     tr = result.trace.as_arrays()
     err = float(getattr(reference, "rel_gap", 0.0) or 0.0)
@@ -408,10 +408,10 @@ def _resolve_rate(rate: RateSpec | Any, formulation: Formulation | None) -> Rate
 
 
 def _measure_one(
-    result: SolverResult, reference: Any, rate: RateSpec, formulation: Formulation | None,
+    result: Run, reference: Any, rate: RateSpec, formulation: Formulation | None,
 ) -> dict[str, Any]:
     p_star, d_star = float(reference.p_star), float(reference.d_star)
-    scale = max(1.0, abs(p_star))
+    scale = tolerances.gap_scale(p_star, _floor(formulation))
     notes: list[str] = []
     if formulation is not None:
         primal = float(formulation.primal_value(result.w))
@@ -447,7 +447,7 @@ def _measure_one(
 
 
 def validate(
-    result: SolverResult,
+    result: Run,
     reference: Any,
     rate: RateSpec,
     *,
@@ -458,7 +458,7 @@ def validate(
 
     Parameters
     ----------
-    result : SolverResult
+    result : Run
         The run (its ``w``, ``alpha`` and trace).
     reference : Reference
         Certified optimum of the same formulation (``p_star``, ``d_star``, ``rel_gap``).
@@ -482,12 +482,17 @@ def validate(
     return validate_runs([result], reference, rate, formulation=formulation, tol=tol)
 
 
-def _fit_mean_curve(results: Sequence[SolverResult], reference: Any, rate: RateSpec,
-                    runs: list[dict[str, Any]]) -> _Fit | None:
+def _floor(formulation: Formulation | None) -> float:
+    """The formulation's gap floor (:func:`cvxrank.tolerances.gap_scale`), 0 without one."""
+    return 0.0 if formulation is None else float(formulation.gap_floor)
+
+
+def _fit_mean_curve(results: Sequence[Run], reference: Any, rate: RateSpec,
+                    runs: list[dict[str, Any]], floor: float) -> _Fit | None:
     """The rate fitted to the mean suboptimality of several runs (None if not applicable)."""
     if len(results) < 2 or rate.kind == "newton":
         return None
-    scale = max(1.0, abs(float(reference.p_star)))
+    scale = tolerances.gap_scale(float(reference.p_star), floor)
     curves = [_suboptimality(r, float(reference.p_star), float(reference.d_star), scale,
                              rate.measure) for r in results]
     k = curves[0][1]
@@ -498,7 +503,7 @@ def _fit_mean_curve(results: Sequence[SolverResult], reference: Any, rate: RateS
 
 
 def validate_runs(
-    results: Sequence[SolverResult],
+    results: Sequence[Run],
     reference: Any,
     rate: RateSpec,
     *,
@@ -526,7 +531,7 @@ def validate_runs(
 
     first = results[0]
     fitted = med("fitted")
-    mean_fit = _fit_mean_curve(results, reference, rate, runs)
+    mean_fit = _fit_mean_curve(results, reference, rate, runs, _floor(formulation))
     if mean_fit is not None:
         fitted = mean_fit.value
     sl = [r["superlinear"] for r in runs if r["superlinear"] is not None]
@@ -560,4 +565,65 @@ def validate_runs(
         noise_floor=float(np.median([r["noise_floor"] for r in runs])), n_iter=n_iter,
         converged=all(r["converged"] for r in runs), time=med("time") or 0.0,
         n_runs=len(runs), passed=not reasons, reasons=reasons, notes=notes,
+    )
+
+
+def validate_alternation(
+    results: Sequence[Run], rate: RateSpec, *, tol: float = tolerances.FAST_SOLVER_GAP,
+) -> Validation:
+    """Judge runs of an alternation of convex subproblems (a non-convex method).
+
+    There is no certified optimum of the joint problem, so the check is what block-coordinate
+    descent guarantees: the objective recorded after every half-step never increases (by
+    more than :data:`~cvxrank.tolerances.MONOTONE_SLACK` relative, rounding), and the run
+    met its own stopping rule. Each subproblem's optimality is certified separately, as a
+    formulation of its own.
+
+    Parameters
+    ----------
+    results : sequence of Run
+        One run per seed (random start).
+    rate : RateSpec
+        Recorded for the report; not fitted (a non-convex descent has no proven rate to
+        its limit point).
+    tol : float
+        Recorded as the tolerance of the runs.
+
+    Returns
+    -------
+    Validation
+        ``rel_gap`` is the largest relative increase found (0 for a monotone run; NaN
+        without records); ``passed`` when it is within the slack in every run and every
+        run converged.
+    """
+    if not results:
+        raise ValueError("validate_alternation needs at least one result")
+    reasons: list[str] = []
+    worst = 0.0
+    for seed, r in enumerate(results):
+        values = np.asarray(r.trace.primal, dtype=float)
+        if values.size == 0:
+            reasons.append(f"run {seed}: no records")
+            continue
+        rise = np.diff(values) / np.maximum(np.abs(values[:-1]), np.finfo(float).tiny)
+        if rise.size and float(rise.max()) > worst:
+            worst = float(rise.max())
+        if rise.size and rise.max() > tolerances.MONOTONE_SLACK:
+            k = int(np.argmax(rise))
+            reasons.append(f"run {seed}: the objective rose by {rise[k]:.2e} (relative) at "
+                           f"record {k + 1}, iteration {r.trace.iteration[k + 1]}")
+        if not r.converged:
+            reasons.append(f"run {seed}: {r.message}")
+    first = results[0]
+    return Validation(
+        formulation=first.formulation, solver=first.solver, tol=tol, rel_gap=worst,
+        dual_gap=None, duality_gap=None, feasibility=None, rate=rate, fitted=None,
+        fitted_label="monotone" if not reasons else "not monotone", rate_ok=None,
+        measure="primal", n_points=int(np.median([len(r.trace) for r in results])),
+        noise_floor=tolerances.MONOTONE_SLACK,
+        n_iter=int(np.median([r.n_iter for r in results])),
+        converged=all(r.converged for r in results),
+        time=float(np.median([r.time for r in results])), n_runs=len(results),
+        passed=not reasons, reasons=reasons,
+        notes=["alternation: judged by monotone descent, not against a reference"],
     )

@@ -7,12 +7,14 @@ notebook or a test calls directly::
     outcomes = run_verification(quick=True)
     [o.summary() for o in outcomes if not o.passed]
 
-For every instance and every entry it builds the formulation, gets the certified reference
-(:func:`cvxrank.reference.solve_reference`, cached per formulation, parameters and solver),
-runs the solver (once per seed for stochastic entries) and validates the run(s)
-(:func:`cvxrank.validate.validate_runs`). Anything that raises along the way (building,
-reference, solver, validation) makes that pair fail with the exception in its reasons; it
-never stops the other pairs.
+For every instance and every entry it builds the formulation (with the instance's
+hyper-parameters for the entry's method, :meth:`cvxrank.instances.Instance.params_for`),
+runs the solver (once per seed for stochastic entries) and judges the run(s) as the entry
+says: against the certified reference (:func:`cvxrank.reference.solve_reference`, cached per
+formulation, parameters and solver; :func:`cvxrank.validate.validate_runs`), or as a monotone
+alternation (:func:`cvxrank.validate.validate_alternation`). Anything that raises along the
+way (building, reference, solver, validation) makes that pair fail with the exception in its
+reasons; it never stops the other pairs.
 """
 
 from __future__ import annotations
@@ -26,13 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import cvxpy as cp
-
 from cvxrank.instances import Instance, instance_set
-from cvxrank.reference import Reference, solve_reference
+from cvxrank.reference import Reference, check_solver, solve_reference
 from cvxrank.registry import Entry, entries
-from cvxrank.trace import SolverResult
-from cvxrank.validate import Validation, validate_runs
+from cvxrank.trace import Run
+from cvxrank.validate import Validation, validate_alternation, validate_runs
 
 #: Columns of the trace CSV files written beside the figures.
 TRACE_COLUMNS = ("formulation", "solver", "instance", "seed", "iteration", "time", "primal",
@@ -49,7 +49,7 @@ class PairOutcome:
     instance : Instance
     seeds : list of int
         Seeds of the runs.
-    results : list of SolverResult
+    results : list of Run
         One per seed that ran (empty when the solver raised before returning).
     reference : Reference or None
         The certified reference (None when it could not be obtained).
@@ -66,7 +66,7 @@ class PairOutcome:
     entry: Entry
     instance: Instance
     seeds: list[int] = field(default_factory=list)
-    results: list[SolverResult] = field(default_factory=list)
+    results: list[Run] = field(default_factory=list)
     reference: Reference | None = None
     validation: Validation | None = None
     error: str | None = None
@@ -162,16 +162,6 @@ def _error(stage: str, exc: BaseException) -> str:
     return f"{stage} raised {type(exc).__name__}: {text}"
 
 
-def check_reference_solver(name: str) -> str:
-    """The upper-case CVXPY solver name; ValueError when it is not installed."""
-    upper = str(name).upper()
-    installed = cp.installed_solvers()
-    if upper not in installed:
-        raise ValueError(f"reference solver {name!r} is not an installed CVXPY solver; "
-                         f"installed: {', '.join(installed)}")
-    return upper
-
-
 def run_pair(
     entry: Entry,
     instance: Instance,
@@ -183,34 +173,38 @@ def run_pair(
     out = PairOutcome(entry=entry, instance=instance)
     try:
         f = formulation if formulation is not None else entry.build(
-            instance.data(), instance.params)
-        out.n_pairs = int(getattr(f, "n_dual", 0)) or None
+            instance.data(), instance.params_for(entry.method))
+        out.n_pairs = int(f.n_dual) or None
     except Exception as exc:  # noqa: BLE001 (a broken entry fails its pair, not the run)
         out.error = _error("building the formulation", exc)
         return out
-    try:
-        out.reference = solve_reference(f, solver=reference_solver)
-    except Exception as exc:  # noqa: BLE001
-        out.error = _error(f"the {reference_solver} reference", exc)
-        return out
+    if entry.check == "reference":
+        try:
+            out.reference = solve_reference(f, solver=reference_solver)
+        except Exception as exc:  # noqa: BLE001
+            out.error = _error(f"the {reference_solver} reference", exc)
+            return out
     start = time.perf_counter()
     try:
         rate = entry.rate_for(f)
-        options = {"tol": entry.tol, **entry.solver_options}
+        options = {"tol": entry.tol, **entry.limits}
         for seed in entry.run_seeds():
             out.seeds.append(seed)
             result = entry.solve(f, **{**options, "seed": seed})
-            if not isinstance(result, SolverResult):
+            if not isinstance(result, Run):
                 raise TypeError(f"the solver returned {type(result).__name__}, not a "
-                                "SolverResult")
+                                "Run")
             out.results.append(result)
     except Exception as exc:  # noqa: BLE001
         out.error = _error(f"the solver (seed {out.seeds[-1] if out.seeds else '-'})", exc)
         out.wall_time = time.perf_counter() - start
         return out
     try:
-        out.validation = validate_runs(out.results, out.reference, rate, formulation=f,
-                                       tol=entry.tol)
+        if entry.check == "reference":
+            out.validation = validate_runs(out.results, out.reference, rate, formulation=f,
+                                           tol=entry.tol)
+        else:
+            out.validation = validate_alternation(out.results, rate, tol=entry.tol)
     except Exception as exc:  # noqa: BLE001
         out.error = _error("validation", exc)
     out.wall_time = time.perf_counter() - start
@@ -250,7 +244,7 @@ def run_verification(
     ValueError
         If ``reference_solver`` is not installed, or there is nothing to run.
     """
-    reference_solver = check_reference_solver(reference_solver)
+    reference_solver = check_solver(reference_solver)
     chosen = list(entries() if selected is None else selected)
     insts = list(instance_set(quick) if instances is None else instances)
     if not chosen:
@@ -265,11 +259,11 @@ def run_verification(
         # computed once).
         built: dict[tuple, Any] = {}
         for entry in chosen:
-            params = {**entry.params, **inst.params}
+            params = {**entry.params, **inst.params_for(entry.method)}
             key = (entry.formulation, entry.make_formulation, repr(sorted(params.items())))
             if key not in built:
                 try:
-                    built[key] = entry.build(inst.data(), inst.params)
+                    built[key] = entry.build(inst.data(), inst.params_for(entry.method))
                 except Exception:  # noqa: BLE001 (run_pair reports it)
                     built[key] = None
             outcome = run_pair(entry, inst, reference_solver, formulation=built[key])

@@ -22,9 +22,24 @@ def test_linearsvc_reaches_the_reference_optimum(sparse, weighted) -> None:
     weight = np.random.default_rng(0).uniform(0.5, 2.0, probe.n_dual) if weighted else None
     f = RankSVM(data, C=0.2, loss="squared_hinge", pair_weight=weight)
     ref = solve_reference(f)
-    fit = fit_linearsvc_pairs(f, tol=1e-10)
-    assert abs(fit.objective - ref.p_star) / max(1.0, ref.p_star) <= 1e-8
-    assert fit.time >= fit.fit_time > 0
+    run = fit_linearsvc_pairs(f, tol=1e-10)
+    assert abs(run.objective - ref.p_star) / max(1.0, ref.p_star) <= 1e-8
+    assert run.objective == pytest.approx(f.primal_value(run.w), rel=1e-15)
+    assert run.converged and run.message == "converged" and run.solver == "linearsvc"
+    assert run.time > run.setup_time > 0 and run.solve_time > 0
+    # one trace row: LIBLINEAR's iterations, the time, the objective, no dual, no step
+    assert len(run.trace) == 1 and run.trace.iteration == [run.n_iter] and run.n_iter >= 1
+    assert run.trace.time == [run.time]
+    assert np.isnan(run.trace.dual[0]) and np.isnan(run.trace.step[0])
+    assert np.isnan(run.relative_gap)
+
+
+def test_iteration_limit_is_reported_not_raised() -> None:
+    data = make_synthetic(n_queries=6, docs_per_query=(5, 12), n_features=5, seed=11)
+    run = fit_linearsvc_pairs(RankSVM(data, C=10.0, loss="squared_hinge"), tol=1e-12,
+                              max_iter=1)
+    assert not run.converged and run.message == "LIBLINEAR hit its iteration limit"
+    assert run.n_iter == 1
 
 
 def test_refuses_what_it_cannot_fit() -> None:

@@ -35,6 +35,11 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: object) -> dict:
     return json.loads(out)
 
 
+def measures(report: dict) -> dict:
+    """The measures of an ``evaluate --json`` report: without ``k``, ``k_requested``, ``ties``."""
+    return {key: v for key, v in report.items() if key not in ("k", "k_requested", "ties")}
+
+
 def assert_one_line_error(code: int, out: str, err: str, *fragments: str) -> str:
     assert code == 2
     assert out == ""
@@ -181,25 +186,24 @@ def test_summary_synthetic(capsys):
 
 
 @pytest.mark.parametrize(
-    "argv",
+    "argv, fragment",
     [
-        ["data", "summary"],
-        ["data", "summary", "x.txt", "--synthetic"],
-        ["data", "summary", "x.txt", "--seed", "3"],
-        ["data", "summary", "--synthetic", "--format", "lightgbm"],
-        ["data", "summary", "--synthetic", "--n-queries", "0"],
-        ["data", "summary", "x.txt", "--format", "csv"],
-        ["data"],
-        [],
-        ["nonsense"],
-        ["evaluate", "--data", "x.txt"],
+        (["data", "summary"], "data summary: give a data FILE or --synthetic"),
+        (["data", "summary", "x.txt", "--synthetic"], "not both"),
+        (["data", "summary", "x.txt", "--seed", "3"], "--seed: only with --synthetic"),
+        (["data", "summary", "--synthetic", "--format", "lightgbm"], "apply to FILE"),
+        (["data", "summary", "--synthetic", "--n-queries", "0"], "--n-queries: expected an"),
+        (["data", "summary", "x.txt", "--format", "csv"], "invalid choice: 'csv'"),
+        (["data"], "data: the following arguments are required: SUBCOMMAND"),
+        ([], "the following arguments are required: COMMAND"),
+        (["nonsense"], "invalid choice: 'nonsense'"),
+        (["evaluate", "--data", "x.txt"], "evaluate: the following arguments are required"),
     ],
 )
-def test_usage_errors_exit_2(capsys, argv):
+def test_usage_errors_are_one_line(capsys, argv, fragment):
     code, out, err = run(capsys, *argv)
-    assert code == 2
-    assert "usage:" in err and "error:" in err
-    assert "Traceback" not in err
+    assert_one_line_error(code, out, err, fragment, "--help')")
+    assert "usage:" not in err
 
 
 def test_help_and_version(capsys):
@@ -214,7 +218,7 @@ def test_help_and_version(capsys):
 
 
 def test_every_subcommand_has_json():
-    parser = build_parser()
+    parser = build_parser(COMMANDS)
     sub = next(a for a in parser._actions if a.dest == "command")
     for name, subparser in sub.choices.items():
         leaves = [subparser]
@@ -269,7 +273,9 @@ def test_evaluate_letor3_equals_metrics(capsys, ohsumed_test):
     path, data, scores = ohsumed_test
     got = run_json(capsys, "evaluate", "--data", path, "--scores", scores)
     expected = metrics.evaluate(data.y, data.X[:, 0], data.query_ptr, preset="letor3", k=10)
-    assert got == expected  # JSON floats round-trip exactly
+    assert measures(got) == expected  # JSON floats round-trip exactly
+    assert got["k"] == 10 and "k_requested" not in got
+    got = measures(got)
     keys = [f"ndcg@{i}" for i in range(1, 11)] + [f"p@{i}" for i in range(1, 11)]
     assert set(got) == set(keys) | {"map", "mrr"}
 
@@ -280,15 +286,17 @@ def test_evaluate_presets_and_k(capsys, ohsumed_test, preset):
     got = run_json(
         capsys, "evaluate", "--data", path, "--scores", scores, "--preset", preset, "--k", "5"
     )
-    expected = metrics.evaluate(data.y, data.X[:, 0], data.query_ptr, preset=preset, k=5)
-    assert got == expected
+    expected = metrics.evaluate(
+        data.y, data.X[:, 0], data.query_ptr, preset=preset, k=5, docid=data.docid
+    )
+    assert measures(got) == expected
     assert "ndcg@5" in got and "ndcg@6" not in got and "p@5" in got
     assert ("mean_ndcg" in got) == (preset == "letor4")
 
 
 def test_evaluate_per_query(capsys, ohsumed_test):
     path, data, scores = ohsumed_test
-    got = run_json(capsys, "evaluate", "--data", path, "--scores", scores, "--per-query")
+    got = measures(run_json(capsys, "evaluate", "--data", path, "--scores", scores, "--per-query"))
     per_query = got.pop("per_query")
     expected = metrics.evaluate(
         data.y, data.X[:, 0], data.query_ptr, preset="letor3", k=10, per_query=True
@@ -296,6 +304,9 @@ def test_evaluate_per_query(capsys, ohsumed_test):
     expected_per_query = expected.pop("per_query")
     assert got == expected
     assert per_query.pop("qid") == data.query_ids.tolist()
+    assert per_query.pop("tied_documents") == metrics.tied_documents(
+        data.X[:, 0], data.query_ptr
+    ).tolist()
     assert set(per_query) == set(expected_per_query)
     for name, values in per_query.items():
         assert len(values) == data.n_queries
@@ -326,7 +337,7 @@ def test_evaluate_lightgbm_data(capsys, shared_data: Path, tmp_path: Path):
     scores = _write_scores(tmp_path / "s.txt", np.asarray(data.X[:, 10].todense()).ravel())
     got = run_json(capsys, "evaluate", "--data", path, "--scores", scores, "--preset", "lightgbm")
     expected = metrics.evaluate(data.y, np.loadtxt(scores), data.query_ptr, preset="lightgbm")
-    assert got == expected
+    assert measures(got) == expected
 
 
 @pytest.fixture()
@@ -374,7 +385,7 @@ def test_evaluate_bad_data_and_preset(capsys, small: Path, tmp_path: Path):
     code, out, err = run(capsys, "evaluate", "--data", bad, "--scores", scores)
     assert_one_line_error(code, out, err, f"{bad}:1:")
     code, out, err = run(capsys, "evaluate", "--data", small, "--scores", scores, "--k", "0")
-    assert code == 2 and "usage:" in err
+    assert_one_line_error(code, out, err, "evaluate: argument --k: expected an integer >= 1")
 
 
 def test_read_scores(tmp_path: Path):
@@ -427,3 +438,85 @@ def test_binary_file_is_one_line(capsys, small: Path, tmp_path: Path):
     assert_one_line_error(code, out, err, str(binary), "not a UTF-8 text file")
     code, out, err = run(capsys, "evaluate", "--data", small, "--scores", binary)
     assert_one_line_error(code, out, err, str(binary), "not a UTF-8 text file")
+
+
+# --------------------------------------------------------------------------- k and ties
+
+
+def test_evaluate_k_is_clamped_to_the_longest_query(capsys, small: Path, tmp_path: Path):
+    """``--k 100000000`` on queries of two documents used to run for minutes."""
+    scores = _write_scores(tmp_path / "s.txt", [1, 0, 0, 1])
+    got = run_json(capsys, "evaluate", "--data", small, "--scores", scores, "--k", "100000000")
+    assert (got["k"], got["k_requested"]) == (2, 100000000)
+    data = read_svmlight(small)
+    assert measures(got) == metrics.evaluate(data.y, [1, 0, 0, 1], data.query_ptr, k=2)
+    code, out, err = run(capsys, "evaluate", "--data", small, "--scores", scores, "--k", "99")
+    assert code == 0 and err == ""
+    assert "k       2 (--k 99 clamped to the longest query)" in out
+    assert "\n  2  " in out and "\n  3  " not in out
+
+
+def test_evaluate_reports_ties(capsys, small: Path, tmp_path: Path):
+    scores = _write_scores(tmp_path / "s.txt", [1, 1, 0.5, 0.25])
+    got = run_json(capsys, "evaluate", "--data", small, "--scores", scores, "--per-query")
+    assert got["ties"]["documents"] == 2 and got["ties"]["queries"] == 1
+    assert got["ties"]["rule"] == "input_order" and "file order" in got["ties"]["description"]
+    assert got["per_query"]["tied_documents"] == [2, 0]
+    code, out, err = run(capsys, "evaluate", "--data", small, "--scores", scores)
+    assert "ties    2 documents share their score with another document of their query " in out
+    # trec: no #docid comment in this file, so the file order is kept, and the report says so
+    got = run_json(capsys, "evaluate", "--data", small, "--scores", scores, "--preset", "trec")
+    assert got["ties"]["rule"] == "input_order"
+    assert "no document id" in got["ties"]["description"]
+    assert "trec_eval" in got["ties"]["description"]
+
+
+def test_evaluate_trec_ties_match_trec_eval_on_ohsumed(capsys, shared_data: Path, tmp_path):
+    """Tied scores (one feature rounded to 1 decimal): ranked by docno, descending."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    path = shared_data / OHSUMED_TEST
+    data = read_svmlight(path)
+    tied = np.round(data.X[:, 0], 1)
+    scores = _write_scores(tmp_path / "tied.txt", tied)
+    got = run_json(capsys, "evaluate", "--data", path, "--scores", scores, "--preset", "trec",
+                   "--per-query")
+    assert got["ties"]["rule"] == "docid_descending" and got["ties"]["documents"] > 3000
+    qrels, run_ = {}, {}
+    for q, (a, b) in enumerate(zip(data.query_ptr[:-1], data.query_ptr[1:], strict=True)):
+        qrels[str(q)] = {str(d): int(g) for d, g in zip(data.docid[a:b], data.y[a:b],
+                                                         strict=True)}
+        run_[str(q)] = {str(d): float(s) for d, s in zip(data.docid[a:b], tied[a:b],
+                                                         strict=True)}
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"map", "recip_rank", "ndcg_cut.10",
+                                                  "P.5"}).evaluate(run_)
+    for ours, theirs in (("map", "map"), ("mrr", "recip_rank"), ("ndcg@10", "ndcg_cut_10"),
+                         ("p@5", "P_5")):
+        expected = [trec[str(q)][theirs] for q in range(data.n_queries)]
+        np.testing.assert_allclose(got["per_query"][ours], expected, rtol=0, atol=1e-12)
+        assert got[ours] == pytest.approx(np.mean(expected), abs=1e-12)
+
+
+def test_file_order_moves_map_for_tied_predictions(capsys, shared_data: Path, tmp_path):
+    """Why ``evaluate`` reports ties: OHSUMED lists relevant documents first, so constant
+    scores get MAP 0.315 by file order (LETOR's rule) and 0.172 by the reverse file order."""
+    from letor_eval_reference import eval_score
+
+    path = shared_data / OHSUMED_TEST
+    data = read_svmlight(path)
+    constant = _write_scores(tmp_path / "c.txt", np.zeros(data.n_documents))
+    got = run_json(capsys, "evaluate", "--data", path, "--scores", constant)
+    assert got["ties"]["documents"] == data.n_documents
+    assert got["ties"]["queries"] == data.n_queries
+    labels, qids = [int(v) for v in data.y], data.qid.tolist()
+    forward = eval_score(labels, [0.0] * data.n_documents, qids, 3)["map"]
+    backward = eval_score(labels[::-1], [0.0] * data.n_documents, qids[::-1], 3)["map"]
+    assert got["map"] == pytest.approx(forward, abs=1e-15)
+    assert got["map"] - backward > 0.1
+
+
+def test_command_summaries_are_the_modules_help():
+    """``cvxrank --help`` lists COMMANDS' summaries without importing the modules."""
+    for name, summary in COMMANDS.items():
+        sub = next(a for a in build_parser([name])._actions if a.dest == "command")
+        helps = {action.dest: action.help for action in sub._choices_actions}
+        assert helps[name] == summary, name

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 from cvxrank.data import (
@@ -17,8 +20,11 @@ from cvxrank.data import (
     read_letor_fold,
     read_lightgbm,
     read_svmlight,
+    svmlight,
     write_svmlight,
 )
+from cvxrank.data.ranking_data import MAX_GRADE
+from cvxrank.data.svmlight import MAX_FEATURES
 from cvxrank.errors import CvxrankError, DataFormatError
 
 OHSUMED = "letor3_ohsumed/QueryLevelNorm"
@@ -297,6 +303,31 @@ BAD_INPUTS = [
     ("duplicate feature", VALID + "1 qid:2 1:0.5 2:1 1:0.7\n" + "0 qid:2 1:0\n", 4, "twice", {}),
     ("duplicate feature, slow path", "1 qid:1 2:1 2:1\n1 qid:1 x:1\n", 1, "twice", {}),
     ("non-contiguous query", VALID + "1 qid:1 1:0.5\n", 4, "first seen at line 1", {}),
+    # bounded input and a strict grammar (issue 11): limits and the lenient parses of before
+    ("grade 2000", VALID + "2000 qid:2 1:1\n", 4, "above the largest grade 30", {}),
+    ("grade 30.5", VALID + "30.5 qid:2 1:1\n", 4, "above the largest grade 30", {}),
+    ("negative label", VALID + "-1 qid:2 1:1\n", 4, "label -1 is negative", {}),
+    ("label 1_0", VALID + "1_0 qid:2 1:1\n", 4, "not a plain decimal number", {}),
+    ("label infinity", VALID + "infinity qid:2 1:1\n", 4, "finite", {}),
+    ("index inf", VALID + "1 qid:2 inf:1\n", 4, "'inf' in 'inf:1' is not an integer", {}),
+    ("index 2^63", VALID + f"1 qid:2 {2**63}:1\n", 4, "above the limit of 16,777,216", {}),
+    ("index 1e12", VALID + "1 qid:2 1000000000000:1\n", 4, "above the limit", {}),
+    ("index 2^24 + 1", VALID + f"1 qid:2 {2**24 + 1}:1\n", 4, "above the limit", {}),
+    ("index 2^24, zero-based", VALID + f"1 qid:2 {2**24}:1\n", 4, "above the limit",
+     {"zero_based": True}),
+    ("index 1.0", VALID + "1 qid:2 1.0:1\n", 4, "'1.0' in '1.0:1' is not an integer", {}),
+    ("index 1e0", VALID + "1 qid:2 1e0:1\n", 4, "is not an integer", {}),
+    ("index +1", VALID + "1 qid:2 +1:1\n", 4, "is not an integer", {}),
+    ("index -1", VALID + "1 qid:2 -1:1\n", 4, "is not an integer", {}),
+    ("value 1_000", VALID + "1 qid:2 1:1_000\n", 4, "'1_000' is not a plain decimal", {}),
+    ("value 0x10", VALID + "1 qid:2 1:0x10\n", 4, "not a number", {}),
+    ("value 1e999", VALID + "1 qid:2 1:1e999\n", 4, "finite", {}),
+    ("value infinity", VALID + "1 qid:2 1:Infinity\n", 4, "finite", {}),
+    ("qid 2^63", VALID + f"1 qid:{2**63} 1:1\n", 4, "does not fit in a 64-bit integer", {}),
+    ("qid 1_0", VALID + "1 qid:1_0 1:1\n", 4, "is not qid:<integer>", {}),
+    ("qid 1.0", VALID + "1 qid:1.0 1:1\n", 4, "is not qid:<integer>", {}),
+    ("qid where forbidden", "1 1:1\n0 1:2\n1 qid:3 1:1\n", 3, "qid:3 in a file read without",
+     {"require_qid": False, "allow_qid": False}),
 ]
 
 
@@ -332,6 +363,76 @@ def test_missing_file(tmp_path: Path):
         read_svmlight(tmp_path / "nope.txt")
 
 
+def test_limits_accept_their_boundary(tmp_path: Path):
+    """Index MAX_FEATURES (one-based) and grade MAX_GRADE are read; q id -2^63 too."""
+    path = tmp_path / "edge.txt"
+    path.write_text(f"{MAX_GRADE} qid:{-(2**63)} 1:1 {MAX_FEATURES}:2.5e-3\n0 qid:{-(2**63)} 1:0\n")
+    data = read_svmlight(path)
+    assert data.n_features == MAX_FEATURES and sp.issparse(data.X)
+    assert data.X[0, MAX_FEATURES - 1] == 2.5e-3
+    assert data.y.tolist() == [MAX_GRADE, 0] and data.qid.tolist() == [-(2**63)] * 2
+    assert MAX_FEATURES == 2**24 and MAX_GRADE == 30
+    with pytest.raises(ValueError, match="n_features must lie in"):
+        read_svmlight(path, n_features=MAX_FEATURES + 1)
+
+
+def _special(tmp_path: Path, kind: str) -> Path:
+    if kind == "device":
+        if not Path("/dev/zero").exists():
+            pytest.skip("no /dev/zero")
+        return Path("/dev/zero")
+    if kind == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(tmp_path / "fifo")
+        return tmp_path / "fifo"
+    (tmp_path / "dir").mkdir()
+    return tmp_path / "dir"
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "directory"])
+@pytest.mark.parametrize("reader", [read_svmlight, read_group_sizes])
+def test_non_regular_files_are_refused_without_reading(tmp_path: Path, kind, reader):
+    """``/dev/zero`` used to be read forever (and opening a FIFO would block)."""
+    path = _special(tmp_path, kind)
+    with pytest.raises(DataFormatError, match="not a regular file") as info:
+        reader(path)
+    assert info.value.path == str(path) and info.value.line is None
+
+
+def test_forced_dense_matrix_larger_than_memory_is_refused(tmp_path: Path, monkeypatch):
+    path = tmp_path / "wide.txt"
+    path.write_text("1 qid:1 1:1 1000:2\n0 qid:1 1:0\n")
+    monkeypatch.setattr(svmlight, "physical_memory", lambda: 8 * 2 * 1000 - 1)
+    with pytest.raises(DataFormatError, match=r"a dense 2 x 1,000 matrix would take .* CSR"):
+        read_svmlight(path, dense=True)
+    assert sp.issparse(read_svmlight(path).X)  # the automatic choice is CSR here
+    monkeypatch.setattr(svmlight, "physical_memory", lambda: 8 * 2 * 1000)
+    assert read_svmlight(path, dense=True).X.shape == (2, 1000)
+
+
+def test_physical_memory_is_positive():
+    assert svmlight.physical_memory() > 2**20
+
+
+@pytest.mark.parametrize("y", [[1.0, -1.0], [0.0, MAX_GRADE + 1.0]])
+def test_writer_refuses_what_the_reader_refuses(tmp_path: Path, y):
+    data = RankingData.from_arrays(np.ones((2, 1)), y, qid=[1, 1])
+    with pytest.raises(ValueError, match=rf"outside \[0, {MAX_GRADE}\]"):
+        write_svmlight(data, tmp_path / "out.txt")
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_lightgbm_file_with_qid_is_refused(tmp_path: Path):
+    """The queries of a LightGBM file come from the .query file; qids are not dropped."""
+    data = tmp_path / "rank.train"
+    data.write_text("1 qid:1 1:1\n0 qid:1 1:2\n2 qid:2 2:1\n")
+    (tmp_path / "rank.train.query").write_text("2\n1\n")
+    with pytest.raises(DataFormatError, match="qid:1 in a file read without query ids") as info:
+        read_lightgbm(data)
+    assert (info.value.path, info.value.line) == (str(data), 1)
+
+
 def test_lightgbm_query_sizes_must_add_up(tmp_path: Path):
     data = tmp_path / "rank.train"
     data.write_text("1 1:1\n0 1:2\n2 2:1\n")
@@ -353,6 +454,8 @@ def test_lightgbm_query_sizes_must_add_up(tmp_path: Path):
         ("-1\n", 1, ">= 1"),
         ("", None, "empty"),
         ("1.5\n", 1, "not a query size"),
+        ("1_0\n", 1, "not a query size"),
+        (f"{2**31}\n", 1, "above 2,147,483,647"),
     ],
 )
 def test_lightgbm_bad_query_file(tmp_path: Path, text, line, fragment):
@@ -479,3 +582,168 @@ def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "data.txt"
     path.write_text(text)
     return path
+
+
+# --------------------------------------------------------------------------- fast reader
+# read_svmlight reads a well-formed file with svmlight._parse_fast (whole-file numpy) and
+# gives any other file to svmlight._parse_lines (line by line, naming the bad line). The fast
+# parser must give up on whatever the careful one refuses, and agree with it otherwise.
+
+
+def _lines(path: Path) -> list[str]:
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _fast_agrees(
+    path: Path,
+    zero_based: bool = False,
+    n_features: int | None = None,
+    require_qid: bool = True,
+    allow_qid: bool = True,
+) -> bool:
+    """Whether the fast parser reads the file; when it does, the careful one gives the same."""
+    lines = _lines(path)
+    options = (zero_based, n_features, require_qid, allow_qid)
+    fast = svmlight._parse_fast(lines, *options)
+    if fast is None:
+        return False
+    careful = svmlight._parse_lines(str(path), lines, *options)  # does not raise either
+    y, qid, comments, line, n_lines, indptr, indices, values = fast
+    y2, qid2, comments2, line2, n_lines2, indptr2, indices2, values2 = careful
+    assert comments == comments2 and n_lines == n_lines2
+    for a, b in [(y, y2), (qid, qid2), (line, line2), (indptr, indptr2), (indices, indices2),
+                 (values, values2)]:
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+        if a.dtype.kind == "f":  # -0.0 too
+            np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+    return True
+
+
+@pytest.mark.parametrize(
+    "rel", [f"{OHSUMED}/Fold1/train.txt", f"{MQ2008}/Fold1/train.txt", f"{MQ2008}/Fold1/test.txt"]
+)
+def test_fast_reader_reads_the_real_files(shared_data: Path, rel: str):
+    assert _fast_agrees(shared_data / rel)
+
+
+def test_fast_reader_reads_lightgbm_files(shared_data: Path):
+    path = shared_data / f"{LIGHTGBM}/rank.train"
+    assert _fast_agrees(path, require_qid=False, allow_qid=False)
+
+
+# Valid values that are not a short decimal: read by float, exactly (2**53 + 1, digits beyond
+# double precision, underflow to 0 and the smallest subnormal, signs, a bare point, ...).
+EXOTIC_VALUES = [
+    "9007199254740993", "9007199254740992", "0.1000000000000000055511151231257827",
+    "123456789012345.6", "1e-400", "4.9e-324", "1.7976931348623157e308", "-0", "-0.0", ".5",
+    "5.", "+1", "-.25", "1E5", "1.e3", "2.5e-3", "0." + "0" * 25 + "1", "1" * 30, "00000.5",
+    "0.000000", "-1.2345678901234567e-300", "7e+22", "1.5e22", "3e-22",
+]
+
+
+@pytest.mark.parametrize("value", EXOTIC_VALUES)
+def test_fast_reader_reads_values_as_float_does(tmp_path: Path, value: str):
+    path = _write(tmp_path, f"1 qid:1 1:0.5 0003:{value} 2:-7\n0 qid:1 2:{value}\n")
+    assert _fast_agrees(path)
+    data = read_svmlight(path)
+    got = _dense(data.X)
+    assert got[0, 2] == float(value) and got[1, 1] == float(value)
+    assert got[0].tolist()[:2] == [0.5, -7.0]
+
+
+@pytest.mark.parametrize(
+    "text, kwargs",
+    [(case[1], case[4]) for case in BAD_INPUTS],
+    ids=[case[0] for case in BAD_INPUTS],
+)
+def test_fast_reader_gives_up_on_every_bad_input(tmp_path: Path, text: str, kwargs: dict):
+    """Only an error found after parsing (a query split in two) passes the fast parser."""
+    options = {k: v for k, v in kwargs.items() if k != "dense"}
+    accepted = _fast_agrees(_write(tmp_path, text), **options)
+    assert accepted == ("first seen at line" in _error_message(tmp_path, text, kwargs))
+
+
+def _error_message(tmp_path: Path, text: str, kwargs: dict) -> str:
+    with pytest.raises(DataFormatError) as info:
+        read_svmlight(_write(tmp_path, text), **kwargs)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "line, first, fast",
+    [
+        ("1 qid:1 1:0.5\x1c2:1\x0b3:2", [0.5, 1, 2], True),  # ASCII separators of str.split
+        ("1 qid:1 1:0.5\u00a02:1", [0.5, 1, 0], False),  # a no-break space (not ASCII)
+        ("1 qid:1 3:" + "0" * 70 + "1", [0, 0, 1], False),  # longer than the fast limit
+        ("1 qid:00000000000000000000000001 1:1", [1, 0, 0], False),  # a qid of 26 characters
+    ],
+)
+def test_valid_lines_either_reader_reads(tmp_path: Path, line: str, first: list, fast: bool):
+    path = _write(tmp_path, f"{line}\n0 qid:1 2:0.25\n")
+    assert (svmlight._parse_fast(_lines(path), False, None, True, True) is not None) == fast
+    data = read_svmlight(path, n_features=3)
+    np.testing.assert_array_equal(_dense(data.X), [first, [0, 0.25, 0]])
+    np.testing.assert_array_equal(data.qid, [1, 1])
+
+
+def test_undecodable_bytes_after_a_bad_line_report_the_line(tmp_path: Path):
+    """The text is decoded in blocks: a bad line ahead of an undecodable block is reported,
+    as when the file was only ever read line by line."""
+    good = "0 qid:1 1:0.5 2:0.25\n" * 1000  # 21,000 bytes
+    path = tmp_path / "bytes.txt"
+    path.write_bytes(b"x qid:1 1:1\n" + good.encode() + b"\xff\n")
+    with pytest.raises(DataFormatError, match="label 'x' is not a number") as info:
+        read_svmlight(path)
+    assert info.value.line == 1
+    path.write_bytes(good.encode() + b"\xff\n")
+    with pytest.raises(UnicodeDecodeError):
+        read_svmlight(path)
+
+
+# Lines of valid and malformed tokens: numbers as the grammar allows them (from_regex) and
+# strings of the characters of a token.
+# (Mostly valid, so that the fast reader often reads the whole file.)
+_grammar_numbers = st.from_regex(svmlight._NUMBER, fullmatch=True)
+_valid_features = st.lists(
+    st.tuples(
+        st.sampled_from(["", "", "", "0", "00"]),
+        st.integers(0, 12),
+        st.one_of(_grammar_numbers, st.floats(allow_nan=False, allow_infinity=False).map(repr)),
+    ),
+    unique_by=lambda t: t[1],
+    max_size=5,
+).map(lambda ts: [f"{zeros}{index}:{value}" for zeros, index, value in ts])
+_odd_tokens = st.lists(
+    st.text(alphabet="0123456789.:eE+-_x", min_size=1, max_size=8), min_size=1, max_size=1
+)
+_labels = st.one_of(
+    *[st.sampled_from(["0", "1", "2", "-0", "30", "4.5", "1e1", "31"])] * 4, _grammar_numbers
+)
+_data_lines = st.builds(
+    lambda label, qid, good, odd, sep: sep.join([label, qid, *good, *odd]),
+    _labels,
+    st.sampled_from(["qid:1"] * 8 + ["qid:-3", "qid:x", "", "qid:1_0"]),
+    _valid_features,
+    st.one_of(*[st.just([])] * 4, _odd_tokens),
+    st.sampled_from([" ", " ", "\t", "  "]),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lines=st.lists(
+        st.one_of(*[_data_lines] * 4, st.sampled_from(["", "# c", "  "])), min_size=1, max_size=6
+    ),
+    zero_based=st.booleans(),
+    n_features=st.one_of(st.none(), st.integers(0, 13)),
+)
+def test_fast_reader_gives_up_or_agrees(tmp_path_factory, lines, zero_based, n_features):
+    path = tmp_path_factory.mktemp("fast") / "data.txt"
+    path.write_text("\n".join(lines) + "\n")
+    if _fast_agrees(path, zero_based, n_features):
+        data = read_svmlight(path, zero_based=zero_based, n_features=n_features)
+        assert data.n_lines == len(lines)

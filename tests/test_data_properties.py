@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 from sklearn.datasets import load_svmlight_file
 
 from cvxrank.data import RankingData, read_svmlight, write_svmlight
+from cvxrank.data.ranking_data import MAX_GRADE
 from cvxrank.errors import DataFormatError
 
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -26,10 +27,11 @@ magnitudes = st.one_of(
     st.floats(min_value=1e300, max_value=1.7e308),
     st.integers(-10, 10).map(float),
 )
+# Grades the reader accepts: 0..MAX_GRADE, integers or not (tiny fractions included).
 labels = st.one_of(
     st.integers(0, 4).map(float),
-    st.integers(-(2**60), 2**60).map(float),
-    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False),
+    st.integers(0, MAX_GRADE).map(float),
+    st.floats(min_value=0.0, max_value=MAX_GRADE, allow_nan=False, allow_subnormal=True),
 )
 # Comment text that survives a text-mode line: no control characters (hence no line
 # breaks), no surrogates; the reader strips the comment, so generate it stripped.
@@ -196,7 +198,13 @@ def test_dense_and_sparse_reads_agree(workdir: Path, data: RankingData):
     np.testing.assert_array_equal(dense.X, sparse.X.toarray())
 
 
-BAD_TOKENS = ["3:", ":5", "a:1", "1:2:3", "1:x", "1:nan", "2:inf", "0:1", "7", "1.5:2"]
+# Malformed tokens, and the lenient spellings that are refused so that every SVMlight reader
+# reads a file alike (index 1.0, 1e0 or +1; value 1_000, infinity; an index above the limit).
+BAD_TOKENS = [
+    "3:", ":5", "a:1", "1:2:3", "1:x", "1:nan", "2:inf", "0:1", "7", "1.5:2",
+    "1.0:2", "1e0:2", "+1:2", "1:1_000", "1:Infinity", "1:1e999", f"{2**24 + 1}:1",
+    f"{2**63}:1",
+]
 
 
 @SETTINGS

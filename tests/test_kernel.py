@@ -5,14 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cvxrank.capabilities import missing_capabilities
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.kernel import KernelPCAMap, gram_matrix
+from cvxrank.methods import PAIR_LOSSES
 from cvxrank.reference import solve_reference
 from cvxrank.tolerances import NEWTON_GAP, reference_agreement
 
-LOSSES = ("hinge", "squared_hinge")
+LOSSES = PAIR_LOSSES
 
 
 def rel(a: float, b: float) -> float:
@@ -65,6 +67,26 @@ def test_cvxpy_expressions_match_numpy_evaluators(data, loss) -> None:
     u_var = [v for v in f.dual().variables() if v.name() == "u"][0]
     u_var.value = f.primal_from_dual(alpha)
     assert f.dual().objective.value == pytest.approx(f.dual_value(alpha), rel=1e-10)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_pairs_weights_and_dual_set_are_ranksvms(data, loss) -> None:
+    rng = np.random.default_rng(3)
+    linear = RankSVM(data, C=0.7, loss=loss)
+    c, m = rng.uniform(0.5, 2.0, linear.n_dual), rng.uniform(0.5, 1.5, linear.n_dual)
+    for kwargs in ({}, {"pair_weight": c, "margin": m}):
+        f = KernelRankSVM(data, gram_matrix(data.X, kernel="rbf"), C=0.7, loss=loss, **kwargs)
+        g = RankSVM(data, C=0.7, loss=loss, **kwargs)
+        assert f.n_dual == g.n_dual and f.capabilities == {"kernel_matrix"}
+        assert missing_capabilities(f, ["kernel_matrix"]) == []
+        np.testing.assert_array_equal(f.pair_weight, g.pair_weight)
+        np.testing.assert_array_equal(f.margin, g.margin)
+        for C in (0.7, 3.0):
+            f.set_params(C=C)
+            g.set_params(C=C)
+            alpha = rng.normal(0.0, 3.0 * C, f.n_dual)
+            np.testing.assert_array_equal(f.project_dual(alpha), g.project_dual(alpha))
+            assert f.dual_infeasibility(alpha) == g.dual_infeasibility(alpha) > 0
 
 
 def test_kernel_pca_map_reproduces_the_kernel(data) -> None:
@@ -122,5 +144,5 @@ def test_bad_kernels_are_refused(data) -> None:
         KernelRankSVM(data, np.eye(n + 1))
     with pytest.raises(ValueError, match="non-finite"):
         KernelPCAMap("precomputed").fit(np.full((3, 3), np.nan))
-    with pytest.raises(ValueError, match="C must be > 0"):
+    with pytest.raises(ValueError, match=r"C must be in \[1e-12, 1e\+12\]"):
         KernelRankSVM(data, np.eye(n), C=0.0)

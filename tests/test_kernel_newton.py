@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cvxrank.data import PairSet, build_pairs, make_synthetic
+from cvxrank.errors import CapabilityError
 from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.instances import QUICK
@@ -98,7 +99,7 @@ def test_explicit_pair_weights_use_the_pair_engine(data) -> None:
 
 def test_hinge_kernel_is_refused(data) -> None:
     f = KernelRankSVM(data, gram_matrix(data.X, kernel="rbf", gamma=0.3), loss="hinge")
-    with pytest.raises(ValueError, match="differentiable loss"):
+    with pytest.raises(CapabilityError, match="it needs pairwise_newton .a differentiable"):
         solve_kernel_newton(f)
 
 

@@ -19,6 +19,7 @@ from scipy.stats import kendalltau
 from sklearn.metrics import ndcg_score, roc_auc_score
 
 from cvxrank import metrics
+from cvxrank.data.ranking_data import MAX_GRADE
 from cvxrank.metrics import Convention
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -211,6 +212,102 @@ def test_trec_preset_matches_trec_eval_on_distinct_scores(seed: int) -> None:
     for name, ours in expected.items():
         theirs = [trec[f"q{q}"][name] for q in range(len(ptr) - 1)]
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9, err_msg=name)
+
+
+def _trec_eval(y, scores, ptr, docid, measures):
+    """pytrec_eval's per-query values (queries named q0, q1, ...), docnos ``docid``."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels, run = {}, {}
+    for q, rows in enumerate(per_query(ptr)):
+        docs = [str(d) for d in docid[rows]]
+        qrels[f"q{q}"] = {d: int(g) for d, g in zip(docs, y[rows], strict=True)}
+        run[f"q{q}"] = {d: float(s) for d, s in zip(docs, scores[rows], strict=True)}
+    return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_trec_preset_breaks_ties_as_trec_eval(seed: int) -> None:
+    """Heavily tied scores: trec_eval orders a tie by docno, descending, as strings."""
+    rng = np.random.default_rng(seed)
+    y, scores, ptr = random_queries(rng, n_queries=30, max_size=25, max_grade=3)
+    # numbers of different lengths ("10" < "9" as strings), letters, a non-ASCII letter
+    pool = [str(i) for i in range(200)] + [f"GX{i:03d}" for i in range(50)] + ["é1", "Z"]
+    docid = np.empty(y.size, dtype=object)
+    for rows in per_query(ptr):
+        docid[rows] = rng.choice(pool, size=rows.stop - rows.start, replace=False)
+    cutoffs = (1, 2, 3, 5, 10, 20)
+    spec = ",".join(map(str, cutoffs))
+    trec = _trec_eval(y, scores, ptr, docid,
+                      {f"ndcg_cut.{spec}", f"P.{spec}", f"map_cut.{spec}", "map", "recip_rank"})
+    expected = {
+        "map": metrics.average_precision(y, scores, ptr, convention="trec", docid=docid),
+        "recip_rank": metrics.reciprocal_rank(y, scores, ptr, convention="trec", docid=docid),
+    }
+    for k in cutoffs:
+        expected[f"ndcg_cut_{k}"] = metrics.ndcg_at_k(y, scores, ptr, k, convention="trec",
+                                                      docid=docid)
+        expected[f"P_{k}"] = metrics.precision_at_k(y, scores, ptr, k, convention="trec",
+                                                    docid=docid)
+        expected[f"map_cut_{k}"] = metrics.average_precision(y, scores, ptr, k,
+                                                             convention="trec", docid=docid)
+    table = metrics.evaluate(y, scores, ptr, preset="trec", k=max(cutoffs), per_query=True,
+                             docid=docid)["per_query"]
+    for name, ours in expected.items():
+        theirs = [trec[f"q{q}"][name] for q in range(len(ptr) - 1)]
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9, err_msg=name)
+    for k in cutoffs:
+        theirs = [trec[f"q{q}"][f"ndcg_cut_{k}"] for q in range(len(ptr) - 1)]
+        np.testing.assert_allclose(table[f"ndcg@{k}"], theirs, rtol=0, atol=1e-9)
+    theirs = [trec[f"q{q}"]["map"] for q in range(len(ptr) - 1)]
+    np.testing.assert_allclose(table["map"], theirs, rtol=0, atol=1e-9)
+
+
+def test_trec_ties_by_hand_and_without_docids() -> None:
+    """Docnos "9" and "10" tied: "9" > "10" as strings, so "9" is ranked first."""
+    y, scores, ptr = np.array([0, 1]), np.array([0.5, 0.5]), np.array([0, 2])
+    rr = metrics.reciprocal_rank(y, scores, ptr, convention="trec", docid=["10", "9"])
+    assert rr.tolist() == [1.0]
+    rr = metrics.reciprocal_rank(y, scores, ptr, convention="trec", docid=["9", "10"])
+    assert rr.tolist() == [0.5]
+    # without document ids the input order is kept (the documented fallback)
+    assert metrics.reciprocal_rank(y, scores, ptr, convention="trec").tolist() == [0.5]
+    input_order = Convention(gain="linear", ties="input_order")
+    assert metrics.reciprocal_rank(y, scores, ptr, convention=input_order).tolist() == [0.5]
+    # other tie rules ignore docid
+    assert metrics.reciprocal_rank(y, scores, ptr, convention="letor3",
+                                   docid=["10", "9"]).tolist() == [0.5]
+    with pytest.raises(ValueError, match=r"docid\[1\] is None"):
+        metrics.reciprocal_rank(y, scores, ptr, convention="trec", docid=["a", None])
+    with pytest.raises(ValueError, match="docid has shape"):
+        metrics.reciprocal_rank(y, scores, ptr, convention="trec", docid=["a"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tied_documents_by_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    _, scores, ptr = random_queries(rng, n_queries=20, max_size=9)
+    expected = [
+        sum(1 for i in range(a, b) if any(scores[i] == scores[j] for j in range(a, b) if j != i))
+        for a, b in zip(ptr[:-1], ptr[1:], strict=True)
+    ]
+    got = metrics.tied_documents(scores, ptr)
+    assert got.tolist() == expected and got.dtype == np.int64
+    assert metrics.tied_documents([1.0, 2.0, 3.0], [0, 3]).tolist() == [0]
+    assert metrics.tied_documents([1.0, 1.0, 1.0], [0, 1, 3]).tolist() == [0, 2]
+
+
+def test_exp2_gain_refuses_grades_above_max_grade() -> None:
+    """A grade of 2000 used to overflow 2^y - 1: NDCG NaN, written as null."""
+    scores, ptr = [0.3, 0.2, 0.1], [0, 3]
+    top = metrics.ndcg_at_k([MAX_GRADE, 0, 1], scores, ptr, 3, convention=HANG_LI)
+    ideal = (2.0**MAX_GRADE - 1) + 1 / np.log2(3)  # grades 30, 1, 0 in that order
+    assert top[0] == pytest.approx((2.0**MAX_GRADE - 1 + 1 / np.log2(4)) / ideal, rel=1e-15)
+    for preset in ("letor3", "letor4", "lightgbm"):
+        with pytest.raises(ValueError, match=rf"y\[0\] is 2000, above {MAX_GRADE}"):
+            metrics.evaluate([2000, 0, 1], scores, ptr, preset=preset)
+    for preset in ("trec", "sklearn"):  # linear gain: any finite grade
+        got = metrics.evaluate([2000, 0, 1], scores, ptr, preset=preset, k=3)
+        assert got["ndcg@1"] == 1.0 and np.isfinite(got["ndcg@3"])
 
 
 # ---------------------------------------------------------------- pairs: AUC, tau, accuracy

@@ -16,6 +16,7 @@ from sklearn.metrics import roc_auc_score
 
 from cvxrank import metrics
 from cvxrank.data import RankingData, build_pairs, make_synthetic
+from cvxrank.errors import CapabilityError
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.instances import QUICK
 from cvxrank.reference import solve_reference
@@ -178,18 +179,18 @@ def test_dual_value_at_is_nan_without_certificate() -> None:
 # -- refusals -----------------------------------------------------------------------------------
 def test_prsvm_plus_refuses_explicit_weights() -> None:
     f = explicit(SEEDS[0], "squared_hinge")
-    with pytest.raises(ValueError, match="explicit per-pair weights"):
+    with pytest.raises(CapabilityError, match="it needs sorted_pairs .weights per query x"):
         solve_prsvm_plus(f)
     data = data_for(SEEDS[0])
     only_margins = RankSVM(data, loss="squared_hinge", margin=np.ones(build_pairs(data).n_pairs))
-    with pytest.raises(ValueError, match="pair engine"):
+    with pytest.raises(CapabilityError, match="it needs sorted_pairs"):
         solve_prsvm_plus(only_margins)
 
 
 @pytest.mark.parametrize("solve", [solve_prsvm, solve_prsvm_plus])
 def test_newton_refuses_the_hinge(solve) -> None:
     f = RankSVM(data_for(SEEDS[0]), loss="hinge")
-    with pytest.raises(ValueError, match="differentiable loss"):
+    with pytest.raises(CapabilityError, match="it needs pairwise_newton .a differentiable"):
         solve(f)
 
 

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from cvxrank import tolerances
+from cvxrank.capabilities import missing_capabilities
 from cvxrank.data import RankingData, make_synthetic
 from cvxrank.formulations.ocsvm import OrdinalSVM, OrdinalSVMSumOfMargins, grades_from_scores
 from cvxrank.instances import QUICK
-from cvxrank.projections import project_box_equal_sums
 from cvxrank.reference import SOLVER_OPTIONS, solve_reference
 from cvxrank.registry import Entry
+from cvxrank.sets import BoxEqualSums
 from cvxrank.solvers import solve_accelerated_gradient
 from cvxrank.validate import RateSpec, validate
 from cvxrank.verification import run_pair
@@ -208,23 +209,6 @@ def test_project_dual_equals_cvxpy_projection_and_is_idempotent() -> None:
     assert np.abs(f.project_dual(feasible) - feasible).max() <= 1e-14 * C
 
 
-def test_projection_rejects_bad_input() -> None:
-    group, sign = np.array([0, 0, 1, 1]), np.array([1.0, -1.0, 1.0, -1.0])
-    v = np.ones(4)
-    with pytest.raises(ValueError, match="group 1 lacks"):
-        project_box_equal_sums(v, group, np.array([1.0, -1.0, 1.0, 1.0]), 1.0)
-    with pytest.raises(ValueError, match="upper bounds must be finite and > 0"):
-        project_box_equal_sums(v, group, sign, 0.0)
-    with pytest.raises(ValueError, match="sign"):
-        project_box_equal_sums(v, group, 2 * sign, 1.0)
-    with pytest.raises(ValueError, match="one length"):
-        project_box_equal_sums(v, group[:3], sign, 1.0)
-    # per-coordinate bounds: one group, z = (2, 1.5) / (1.5, 2) balance at 1.75 each side
-    out = project_box_equal_sums(np.array([2.0, 1.5]), np.array([0, 0]),
-                                 np.array([1.0, -1.0]), np.array([10.0, 10.0]))
-    np.testing.assert_allclose(out, [1.75, 1.75])
-
-
 def test_neg_dual_grad_matches_exact_central_differences() -> None:
     # -D is a quadratic, so central differences with a unit step are exact up to rounding
     f = small()
@@ -247,6 +231,16 @@ def test_lipschitz_bounds_the_explicit_hessian_tightly() -> None:
     start = f.dual_start()
     assert start.shape == (f.n_dual,) and f.dual_infeasibility(start) == 0.0
     assert f.dual_value(start) == 0.0
+
+
+def test_capabilities_and_dual_set() -> None:
+    f = small()
+    assert f.capabilities == {"dual_gradient"}
+    assert missing_capabilities(f, ["dual_gradient"]) == []
+    assert isinstance(f.dual_set, BoxEqualSums)
+    g = OrdinalSVMSumOfMargins(f.data, C=5.0)
+    assert g.capabilities == frozenset()
+    assert missing_capabilities(g, ["dual_gradient"]) == ["dual_gradient"]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -306,7 +300,8 @@ def test_changing_C_reuses_the_compiled_problem(which: str) -> None:
 
 
 @pytest.mark.parametrize("cls", [OrdinalSVM, OrdinalSVMSumOfMargins])
-@pytest.mark.parametrize("C,match", [(0.0, "C must be > 0"), (-1.0, "C must be > 0"),
+@pytest.mark.parametrize("C,match", [(0.0, r"C must be in \[1e-12, 1e\+12\]"),
+                                     (-1.0, r"C must be in \[1e-12, 1e\+12\]"),
                                      (np.inf, "C must be finite"),
                                      (np.nan, "C must be finite")])
 def test_bad_C_is_rejected(cls: type, C: float, match: str) -> None:
@@ -340,9 +335,9 @@ def _make_ocsvm(data: RankingData, params: dict) -> OrdinalSVM:
 
 
 def test_run_pair_passes_on_quick_instances() -> None:
-    entry = Entry("ocsvm-fixed", "apg", _make_ocsvm, solve_accelerated_gradient,
-                  RateSpec.sublinear(-2),
-                  solver_options={"max_iter": 100_000, "time_budget": 60.0})
+    entry = Entry("ocsvm-fixed", "ocsvm", solve_accelerated_gradient, RateSpec.sublinear(-2),
+                  make_formulation=_make_ocsvm,
+                  limits={"max_iter": 100_000, "time_budget": 60.0})
     for inst in QUICK:
         # the instance's own C (chosen for RankSVM's pair counts), then the OC SVM one
         for params in (inst.params, {"C": OCSVM_VERIFY_C}):

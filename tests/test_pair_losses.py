@@ -10,6 +10,10 @@ are not, and are checked to be valid choices.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -20,9 +24,10 @@ from cvxrank.data import PairSet, build_pairs, count_pairs, make_synthetic
 from cvxrank.errors import PairLimitError
 from cvxrank.formulations.pair_losses import ExplicitPairLoss, SortedPairLoss
 from cvxrank.formulations.ranksvm import RankSVM
+from cvxrank.methods import PAIR_LOSSES
 from cvxrank.tolerances import EXPRESSION_MATCH
 
-LOSSES = ("hinge", "squared_hinge", "huber")
+LOSSES = PAIR_LOSSES
 SMOOTH = ("squared_hinge", "huber")
 
 
@@ -534,3 +539,19 @@ def test_given_pair_set_with_default_weights() -> None:
     brute = sum(max(0.0, 1.0 - (s[i] - s[j])) ** 2 for i, j in zip(half.upper, half.lower,
                                                                      strict=True))
     assert rel(f.primal_value(w), 0.5 * w @ w + 0.5 * brute) <= EXPRESSION_MATCH
+
+
+def test_compiled_passes_are_cached_on_disk(tmp_path) -> None:
+    # a first process compiles both kernels and writes them to the cache; a second one loads
+    # them (cache hits, no miss) instead of compiling again
+    code = ("from cvxrank.formulations import sorted_kernels as k; k.warm_up(); "
+            "print(*(sum(getattr(f.stats, n).values()) for f in (k.block_sums, k.block_hessp) "
+            "for n in ('cache_hits', 'cache_misses')))")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env) for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
+    first, second = ([int(x) for x in run.stdout.split()] for run in runs)
+    assert first[1] > 0 and first[3] > 0  # compiled (cache misses) ...
+    assert second[0] > 0 and second[2] > 0 and second[1] == second[3] == 0  # ... then loaded
+    assert list(tmp_path.rglob("*.nbi"))

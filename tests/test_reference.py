@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -231,6 +235,37 @@ def test_disk_cache_round_trip(tmp_path) -> None:
     assert solve_reference(fresh, cache_dir=tmp_path) is loaded  # now in memory
     assert solve_reference(fresh, "ECOS", cache_dir=tmp_path).solver == "ECOS"
     assert len(list(tmp_path.glob("*.npz"))) == 2
+
+
+def test_cache_directory_from_the_environment_is_shared_by_processes(tmp_path,
+                                                                      monkeypatch) -> None:
+    monkeypatch.setenv(reference.CACHE_DIR_VARIABLE, str(tmp_path))
+    clear_reference_cache()
+    ref = solve_reference(instance("47-pairs", "hinge"))
+    assert len(list(tmp_path.glob("reference-*.npz"))) == 1
+    # another process with the same variable loads the file instead of solving: it reports
+    # this process's solve times, which a new solve would not reproduce
+    code = textwrap.dedent("""
+        from cvxrank.data import make_synthetic
+        from cvxrank.formulations import RankSVM
+        from cvxrank.reference import solve_reference
+
+        data = make_synthetic(n_queries=3, docs_per_query=8, n_features=10, seed=0)
+        ref = solve_reference(RankSVM(data, C=1.0, loss="hinge"))
+        print(repr((ref.primal_time, ref.dual_time, ref.p_star)))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == repr((ref.primal_time, ref.dual_time, ref.p_star))
+    # an explicit cache_dir wins; without either, nothing is written
+    other = tmp_path / "explicit"
+    solve_reference(instance("47-pairs", "squared_hinge"), cache_dir=other)
+    assert len(list(other.glob("*.npz"))) == 1
+    assert len(list(tmp_path.glob("*.npz"))) == 1
+    monkeypatch.delenv(reference.CACHE_DIR_VARIABLE)
+    clear_reference_cache()
+    solve_reference(instance("232-pairs", "hinge"))
+    assert len(list(tmp_path.rglob("*.npz"))) == 2
 
 
 # -- failures ---------------------------------------------------------------------------------

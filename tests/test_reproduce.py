@@ -11,9 +11,10 @@ import pytest
 
 import cvxrank.cli.main as cli_main
 from cvxrank.data import count_pairs, read_letor_fold
-from cvxrank.experiments import chapelle as ch
+from cvxrank.experiments.chapelle import DEFAULT_C, fig3, reports, table3
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import evaluate
+from cvxrank.plots import plot_auc_scaling
 from cvxrank.reference import solve_reference
 
 OHSUMED = Path("letor3_ohsumed") / "QueryLevelNorm"
@@ -26,15 +27,15 @@ def cli():
 
 
 @pytest.fixture(scope="module")
-def table3_slice(shared_data: Path) -> ch.Table3Result:
+def table3_slice(shared_data: Path) -> table3.Table3Result:
     """Table 3 on folds 1 and 2, trained on each fold's first three queries."""
-    return ch.run_table3(shared_data / OHSUMED, folds=(1, 2), max_train_queries=3)
+    return table3.run_table3(shared_data / OHSUMED, folds=(1, 2), max_train_queries=3)
 
 
 def test_table3_methods_agree_and_ndcg_is_evaluate(table3_slice, shared_data) -> None:
     result = table3_slice
     assert [f.fold for f in result.folds] == [1, 2]
-    assert result.C == ch.DEFAULT_C == 5e-5
+    assert result.C == DEFAULT_C == 5e-5
     for fold in result.folds:
         split = read_letor_fold(shared_data / OHSUMED, fold.fold, splits=("train", "test"))
         train = split["train"].subset(np.arange(3))
@@ -42,21 +43,24 @@ def test_table3_methods_agree_and_ndcg_is_evaluate(table3_slice, shared_data) ->
         assert fold.n_queries == 3
         assert fold.n_pairs == int(count_pairs(train).sum()) > 1000
         assert set(fold.runs) == {"prsvm", "prsvm+", "linearsvc"}
-        objectives = [r.fit.objective for r in fold.runs.values()]
-        spread = (max(objectives) - min(objectives)) / max(1.0, min(objectives))
-        assert spread <= ch.OBJECTIVE_AGREEMENT
+        objectives = [r.objective for r in fold.runs.values()]
+        spread = (max(objectives) - min(objectives)) / min(objectives)
+        assert spread <= table3.OBJECTIVE_AGREEMENT
         assert fold.max_objective_difference == pytest.approx(spread, rel=1e-6, abs=1e-15)
         for run in fold.runs.values():
-            assert run.fit.time >= run.fit.setup_time >= 0
-            scores = test.X @ run.fit.w
+            assert run.time >= run.run.time >= run.setup_time >= 0
+            assert run.solver_time == pytest.approx(run.run.time - run.setup_time)
+            scores = test.X @ run.run.w
             expected = evaluate(test.y, scores, test.query_ptr, preset="letor3", k=10)
             assert run.ndcg10 == expected["ndcg@10"]
             # the objective reported is P(w) of eq. (1) at the returned weights
             f = RankSVM(train, C=result.C, loss="squared_hinge")
-            assert run.fit.objective == pytest.approx(f.primal_value(run.fit.w), rel=1e-12)
+            assert run.objective == pytest.approx(f.primal_value(run.run.w), rel=1e-12)
         for name in ("prsvm", "prsvm+"):
-            assert fold.runs[name].fit.converged
-            assert fold.runs[name].fit.certified_gap <= result.tol
+            assert fold.runs[name].run.converged
+            assert fold.runs[name].certified_gap <= result.tol
+            assert fold.runs[name].cg_iterations == fold.runs[name].run.info["cg_iterations"]
+            assert len(fold.runs[name].cg_iterations) == fold.runs[name].run.n_iter
     assert result.objectives_agree
     assert result.mean_ndcg10("prsvm+") == pytest.approx(
         np.mean([f.runs["prsvm+"].ndcg10 for f in result.folds]))
@@ -64,26 +68,26 @@ def test_table3_methods_agree_and_ndcg_is_evaluate(table3_slice, shared_data) ->
 
 def test_table3_objective_is_the_certified_optimum(shared_data) -> None:
     """On two queries of fold 1 the three methods reach the CVXPY p* (Clarabel)."""
-    result = ch.run_table3(shared_data / OHSUMED, folds=(1,), max_train_queries=2)
+    result = table3.run_table3(shared_data / OHSUMED, folds=(1,), max_train_queries=2)
     train = read_letor_fold(shared_data / OHSUMED, 1, splits=("train",))["train"]
-    f = RankSVM(train.subset([0, 1]), C=ch.DEFAULT_C, loss="squared_hinge")
+    f = RankSVM(train.subset([0, 1]), C=DEFAULT_C, loss="squared_hinge")
     p_star = solve_reference(f, "CLARABEL", cache=False).p_star
     for run in result.folds[0].runs.values():
-        assert abs(run.fit.objective - p_star) / max(1.0, p_star) <= 1e-6
+        assert abs(run.objective - p_star) / max(1.0, p_star) <= 1e-6
 
 
 def test_table3_files(table3_slice, tmp_path) -> None:
-    files = ch.write_table3(table3_slice, tmp_path / "out")
+    files = reports.write_table3(table3_slice, tmp_path / "out")
     text = files["markdown"].read_text()
     assert "| mean |" in text and "| total |" in text and "C = 5e-05" in text
     rows = list(csv.DictReader(files["csv"].open()))
     assert len(rows) == 2 * 3 + 2 * 3  # (fold, method) rows, then mean and total per method
     assert {r["method"] for r in rows} == {"prsvm", "prsvm+", "linearsvc"}
-    assert max(float(r["rel_diff_to_first"]) for r in rows) <= ch.OBJECTIVE_AGREEMENT
+    assert max(float(r["rel_diff_to_first"]) for r in rows) <= table3.OBJECTIVE_AGREEMENT
 
 
 def test_fig3_tiny_sizes_refuses_prsvm_above_the_pair_limit(tmp_path) -> None:
-    result = ch.run_fig3((60, 120, 240), max_pairs=2000, repeat=1, min_time=0.0,
+    result = fig3.run_fig3((60, 120, 240), max_pairs=2000, repeat=1, min_time=0.0,
                          measure_memory=True)
     assert result.sizes == [60, 120, 240]
     assert len(result.runs) == 6
@@ -95,40 +99,40 @@ def test_fig3_tiny_sizes_refuses_prsvm_above_the_pair_limit(tmp_path) -> None:
     assert result.refused_from("prsvm+") is None
     assert "max_pairs=2,000" in prsvm[1].message
     for r in plus + prsvm[:1]:
-        data = ch.auc_data(r.n)
+        data = fig3.auc_data(r.n)
         p = int(count_pairs(data).sum())
-        assert r.n_pairs == p and r.C == pytest.approx(ch.FIG3_C0 / p)
+        assert r.n_pairs == p and r.C == pytest.approx(fig3.FIG3_C0 / p)
         assert r.converged and r.certified_gap <= result.tol
         assert r.time > 0 and r.newton_iterations == len(r.cg_iterations) >= 1
         assert r.peak_bytes is not None and r.peak_bytes > 0
         assert r.x_bytes == data.X.nbytes
     # both methods reach the same optimum, the CVXPY one
     assert result.objective_difference(60) <= 1e-9
-    f = RankSVM(ch.auc_data(60), C=prsvm[0].C, loss="squared_hinge")
+    f = RankSVM(fig3.auc_data(60), C=prsvm[0].C, loss="squared_hinge")
     p_star = solve_reference(f, "CLARABEL", cache=False).p_star
     assert abs(plus[0].objective - p_star) / max(1.0, p_star) <= 1e-6
     assert np.isfinite(result.slope("prsvm+"))
     assert np.isnan(result.slope("prsvm"))  # one point only
 
-    files = ch.write_fig3(result, tmp_path)
+    files = reports.write_fig3(result, tmp_path)
     assert files["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = list(csv.DictReader(files["csv"].open()))
     assert [(int(r["n"]), r["method"], r["status"]) for r in rows] == [
         (60, "prsvm", "ok"), (60, "prsvm+", "ok"), (120, "prsvm", "refused"),
         (120, "prsvm+", "ok"), (240, "prsvm", "refused"), (240, "prsvm+", "ok")]
-    ax = ch.plot_fig3(result)
+    ax = plot_auc_scaling(result)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any(label.startswith("PRSVM+ (slope") for label in labels)
     assert any("refused from n = 120" in label for label in labels)
 
 
 def test_fig3_fixed_c() -> None:
-    result = ch.run_fig3((40, 80), C=1e-3, repeat=1, min_time=0.0, methods=("prsvm+",))
+    result = fig3.run_fig3((40, 80), C=1e-3, repeat=1, min_time=0.0, methods=("prsvm+",))
     assert result.c_mode == "fixed" and {r.C for r in result.runs} == {1e-3}
     with pytest.raises(ValueError, match="sizes"):
-        ch.run_fig3((2, 50))
+        fig3.run_fig3((2, 50))
     with pytest.raises(ValueError, match="methods"):
-        ch.run_fig3((50,), methods=("svmlight",))
+        fig3.run_fig3((50,), methods=("svmlight",))
 
 
 def test_cli_missing_folder_exits_2_with_one_line(cli, tmp_path, capsys) -> None:

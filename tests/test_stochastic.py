@@ -14,6 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from cvxrank.data import RankingData, build_pairs, make_synthetic
+from cvxrank.errors import CapabilityError
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.instances import QUICK
 from cvxrank.reference import solve_reference
@@ -187,7 +188,7 @@ def test_stops_on_the_certified_gap(problem, name) -> None:
 def test_sgd_queries_refuses_explicit_weights() -> None:
     data = small_data()
     f = RankSVM(data, loss="squared_hinge", pair_weight=np.ones(build_pairs(data).n_pairs))
-    with pytest.raises(ValueError, match="explicit per-pair weights"):
+    with pytest.raises(CapabilityError, match="it needs query_blocks"):
         solve_sgd_queries(f, max_iter=10)
 
 

@@ -15,7 +15,7 @@ from cvxrank.data.synthetic import make_synthetic
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.reference import solve_reference
 from cvxrank.solvers import solve_accelerated_gradient, solve_projected_gradient
-from cvxrank.trace import SolverResult, Trace
+from cvxrank.trace import Run, Trace
 from cvxrank.validate import RateSpec, fit_rate, validate, validate_runs
 
 P_STAR = 10.0
@@ -27,7 +27,7 @@ def _ref(p_star: float = P_STAR, d_star: float | None = None, rel_gap: float = 1
 
 
 def _result(subopt: np.ndarray, *, iterations: np.ndarray | None = None, p_star: float = P_STAR,
-            dual: bool = True, final_gap: float | None = None) -> SolverResult:
+            dual: bool = True, final_gap: float | None = None) -> Run:
     """A run whose relative primal and dual suboptimality are both ``subopt``."""
     subopt = np.asarray(subopt, dtype=float)
     k = np.arange(subopt.size) if iterations is None else np.asarray(iterations)
@@ -39,7 +39,7 @@ def _result(subopt: np.ndarray, *, iterations: np.ndarray | None = None, p_star:
     tr = Trace(iteration=[int(i) for i in k], time=list(np.linspace(0, 1, subopt.size)),
                primal=list(primal), dual=list(dvals), gap=list(primal - dvals),
                step=[np.nan] * subopt.size)
-    return SolverResult(w=np.zeros(2), alpha=np.zeros(2) if dual else None, trace=tr,
+    return Run(w=np.zeros(2), alpha=np.zeros(2) if dual else None, trace=tr,
                         converged=True, message="converged", n_iter=int(k[-1]),
                         solver="fake", formulation="toy")
 

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from cvxrank import registry
+from cvxrank.capabilities import solver
 from cvxrank.cli import main as cli_main
 from cvxrank.instances import QUICK
-from cvxrank.registry import Entry, _ranksvm
+from cvxrank.registry import Entry
 from cvxrank.solvers import solve_projected_gradient
 from cvxrank.validate import RateSpec
 from cvxrank.verification import TRACE_COLUMNS, run_verification
@@ -76,22 +77,24 @@ def test_table_lists_every_pair(cli) -> None:
     assert "all passed" in out
 
 
+@solver("broken", needs=("dual_gradient",))
 def _broken_solve(formulation, **options):
     """A solver whose w is pushed off the optimum after a clean run."""
     result = solve_projected_gradient(formulation, **options)
     return replace(result, w=result.w + 0.1 * (1.0 + np.abs(result.w)), solver="broken")
 
 
+@solver("crashy", needs=())
 def _crashing_solve(formulation, **options):
     raise RuntimeError("numerical meltdown")
 
 
 def test_broken_solver_makes_verify_fail_and_names_it(cli, monkeypatch, tmp_path) -> None:
     good = registry.find_entry("ranksvm-hinge", "apg")
-    broken = Entry("ranksvm-hinge", "broken", _ranksvm("hinge"), _broken_solve,
-                   RateSpec.sublinear(-1))
-    crashing = Entry("ranksvm-squared_hinge", "crashy", _ranksvm("squared_hinge"),
-                     _crashing_solve, RateSpec.linear())
+    broken = Entry("ranksvm-hinge", "ranksvm", _broken_solve, RateSpec.sublinear(-1),
+                   loss="hinge")
+    crashing = Entry("ranksvm-squared_hinge", "ranksvm", _crashing_solve, RateSpec.linear(),
+                     loss="squared_hinge")
     monkeypatch.setattr(registry, "REGISTRY", [good, broken, crashing])
     code, out, err = cli("verify", "--quick", "--figures", str(tmp_path))
     assert code == 1
@@ -114,12 +117,13 @@ def test_broken_solver_makes_verify_fail_and_names_it(cli, monkeypatch, tmp_path
 def test_stochastic_entry_runs_every_seed(monkeypatch) -> None:
     seen: list[int] = []
 
+    @solver("noisy", needs=("dual_gradient",))
     def solve(formulation, *, seed, **options):
         seen.append(seed)
         return solve_projected_gradient(formulation, **options)
 
-    entry = Entry("ranksvm-squared_hinge", "noisy", _ranksvm("squared_hinge"), solve,
-                  RateSpec.linear(), stochastic=True, seeds=(3, 4, 5))
+    entry = Entry("ranksvm-squared_hinge", "ranksvm", solve, RateSpec.linear(),
+                  loss="squared_hinge", stochastic=True, seeds=(3, 4, 5))
     (outcome,) = run_verification([entry], QUICK[:1])
     assert seen == [3, 4, 5] and outcome.seeds == [3, 4, 5] and len(outcome.results) == 3
     assert outcome.passed and outcome.validation.n_runs == 3
@@ -142,7 +146,7 @@ def test_figures_command(cli, tmp_path) -> None:
                          "--out", str(out_dir))
     assert code == 0, err
     written = out.split()
-    assert len(written) == 2 * len(QUICK)
+    assert len(written) == 2 * len(QUICK) + 1  # a PNG and a CSV per instance, the index
     assert sorted(written) == sorted(str(p) for p in out_dir.iterdir())
     assert "formulation" not in out  # no table
-    assert {p.suffix for p in out_dir.iterdir()} == {".png", ".csv"}
+    assert {p.suffix for p in out_dir.iterdir()} == {".png", ".csv", ".md"}

@@ -12,25 +12,131 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
-from collections.abc import Iterator, Mapping
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import numpy as np
+from cvxrank.errors import CvxrankError, DataFormatError, UsageError
 
-from cvxrank.data.lightgbm import read_lightgbm
-from cvxrank.data.ranking_data import RankingData
-from cvxrank.data.svmlight import read_svmlight
-from cvxrank.errors import CvxrankError, DataFormatError
+if TYPE_CHECKING:  # the heavy modules are imported where they are used (fast --help)
+    import numpy as np
 
-#: Exceptions that mean "bad input" (exit code 2, one line on stderr, no traceback).
-INPUT_ERRORS: tuple[type[BaseException], ...] = (CvxrankError, ValueError, OSError)
+    from cvxrank.data.ranking_data import RankingData
+
+#: Exceptions that mean "bad input" (exit code 2, one line on stderr, no traceback). A
+#: MemoryError or OverflowError comes from an input too large for this machine or for a
+#: number type; it is reported the same way.
+INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    CvxrankError, ValueError, OSError, MemoryError, OverflowError
+)
 
 #: Exit code for bad input and for usage errors (argparse's own code).
 EXIT_INPUT_ERROR = 2
 
 FORMATS = ("svmlight", "lightgbm")
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser, with a usage error reported as one line instead of usage + exit.
+
+    :meth:`error` (unknown option, missing or invalid value, a subcommand's own check) raises
+    :class:`~cvxrank.errors.UsageError`, which :func:`cvxrank.cli.main.main` reports like any
+    bad input: exit code 2 and ``cvxrank: error: <reason>`` on stderr. Subparsers inherit the
+    class (argparse creates them with the type of their parent).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        """Raise :class:`~cvxrank.errors.UsageError` naming the subcommand and its help."""
+        command = self.prog.partition(" ")[2]  # "" for the top-level parser
+        where = f"{command}: " if command else ""
+        raise UsageError(f"{where}{message} (see '{self.prog} --help')")
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _bounds(minimum: float | None, maximum: float | None, exclusive_minimum: bool) -> str:
+    low = None if minimum is None else f"{'>' if exclusive_minimum else '>='} {minimum:g}"
+    if maximum is None:
+        return f" {low}" if low else ""
+    if minimum is None:
+        return f" <= {maximum:g}"
+    left = "(" if exclusive_minimum else "["
+    return f" in {left}{minimum:g}, {maximum:g}]"
+
+
+def float_option(
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+) -> Callable[[str], float]:
+    """An argparse ``type=``: a finite float within the given bounds.
+
+    NaN and infinities are refused (``float`` would read ``nan`` and ``inf``), as is a value
+    outside ``[minimum, maximum]`` (``(minimum, maximum]`` with ``exclusive_minimum``); the
+    message says what was expected.
+    """
+    expected = f"a finite number{_bounds(minimum, maximum, exclusive_minimum)}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        ok = math.isfinite(value)
+        if ok and minimum is not None:
+            ok = value > minimum if exclusive_minimum else value >= minimum
+        if ok and maximum is not None:
+            ok = value <= maximum
+        if not ok:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    parse.__name__ = "finite float"
+    return parse
+
+
+def int_option(*, minimum: int | None = None, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type=``: a decimal integer within ``[minimum, maximum]``."""
+    expected = f"an integer{_bounds(minimum, maximum, False)}"
+
+    def parse(text: str) -> int:
+        if not _INTEGER.fullmatch(text.strip()):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        value = int(text)
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+#: ``type=`` for a finite float > 0 (C, tolerances).
+positive_float = float_option(minimum=0.0, exclusive_minimum=True)
+#: ``type=`` for a finite float >= 0 (noise levels).
+nonnegative_float = float_option(minimum=0.0)
+#: ``type=`` for an integer >= 1 (sizes, counts, cut-offs, iteration limits).
+positive_int = int_option(minimum=1)
+#: ``type=`` for an integer >= 0 (seeds).
+nonnegative_int = int_option(minimum=0)
+#: ``type=`` for a number of BLAS threads: 0 (the library's default) to the number of CPUs.
+blas_thread_count = int_option(minimum=0, maximum=os.cpu_count() or 1)
+
+
+def clamp_k(k: int, longest_query: int) -> int:
+    """The cut-off k actually used: at most the longest query's size.
+
+    NDCG@k and P@k for k beyond the longest query add nothing that the table up to it does
+    not say (every query is then shorter than k), and computing them costs a pass each:
+    ``--k 100000000`` on six documents would run for minutes.
+    """
+    return min(k, longest_query)
 
 
 # --------------------------------------------------------------------------- output
@@ -48,6 +154,8 @@ def to_jsonable(value: Any) -> Any:
 
     Non-finite floats become ``null`` so that the output is strict JSON.
     """
+    import numpy as np
+
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, np.ndarray):
@@ -81,6 +189,11 @@ def error_message(exc: BaseException) -> str:
         if isinstance(exc, KeyError) and exc.args:  # KeyError's str() adds quotes
             text = str(exc.args[0])
     text = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    if not isinstance(exc, CvxrankError):
+        if isinstance(exc, MemoryError):
+            return f"out of memory ({text})" if text else "out of memory"
+        if isinstance(exc, OverflowError):
+            return f"numeric overflow ({text})" if text else "numeric overflow"
     return text or type(exc).__name__
 
 
@@ -113,7 +226,9 @@ def add_data_format_options(parser: argparse.ArgumentParser) -> None:
 
 def first_data_line_has_qid(path: str | os.PathLike[str]) -> bool | None:
     """Whether the first data line of ``path`` has ``qid:`` (None when there is no data line)."""
-    with open(path, encoding="utf-8") as fh:
+    from cvxrank.data.svmlight import open_data_file
+
+    with open_data_file(path) as fh:
         for raw in fh:
             parts = raw.partition("#")[0].split()
             if parts:
@@ -137,8 +252,7 @@ def detect_format(
         return "lightgbm"
     if fmt is not None:
         return fmt
-    sibling = Path(os.fspath(path) + ".query")
-    if sibling.is_file() and first_data_line_has_qid(path) is False:
+    if os.path.isfile(os.fspath(path) + ".query") and first_data_line_has_qid(path) is False:
         return "lightgbm"
     return "svmlight"
 
@@ -146,7 +260,14 @@ def detect_format(
 def load_data(
     path: str | os.PathLike[str], fmt: str | None = None, query: str | None = None
 ) -> tuple[RankingData, str, str | None]:
-    """Read a data file; return the data, the format used and the group-sizes file (if any)."""
+    """Read a data file; return the data, the format used and the group-sizes file (if any).
+
+    A LightGBM file (``fmt="lightgbm"``, ``query`` given, or detected) takes its queries from
+    the group sizes; a ``qid:`` field in it is an error rather than silently overridden.
+    """
+    from cvxrank.data.lightgbm import read_lightgbm
+    from cvxrank.data.svmlight import read_svmlight
+
     with _text_file(path):
         used = detect_format(path, fmt, query)
     if used == "lightgbm":
@@ -192,12 +313,17 @@ def read_scores(
     ------
     DataFormatError
         Naming the file and line for a blank line, a line with more than one value, a
-        non-numeric or non-finite value; naming both counts when the number of scores differs
-        from ``n_expected``; for an empty file.
+        non-numeric or non-finite value or one not in plain decimal notation (as in a data
+        file: no ``1_000``); naming both counts when the number of scores differs from
+        ``n_expected``; for an empty file or one that is not a regular file.
     """
+    import numpy as np
+
+    from cvxrank.data.svmlight import open_data_file, parse_number
+
     path = os.fspath(path)
     scores: list[float] = []
-    with _text_file(path), open(path, encoding="utf-8") as fh:
+    with _text_file(path), open_data_file(path) as fh:
         for lineno, raw in enumerate(fh, start=1):
             parts = raw.split()
             if not parts:
@@ -206,15 +332,7 @@ def read_scores(
                 raise DataFormatError(
                     path, lineno, f"{len(parts)} values on the line; expected one score per line"
                 )
-            try:
-                value = float(parts[0])
-            except ValueError:
-                raise DataFormatError(path, lineno, f"score {parts[0]!r} is not a number") from None
-            if not math.isfinite(value):
-                raise DataFormatError(
-                    path, lineno, f"score is {parts[0]!r}; expected a finite number"
-                )
-            scores.append(value)
+            scores.append(parse_number(path, lineno, parts[0], "score"))
     if not scores:
         raise DataFormatError(path, None, "no scores (empty file)")
     if n_expected is not None and len(scores) != n_expected:

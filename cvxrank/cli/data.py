@@ -27,9 +27,19 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank.cli.common import add_data_format_options, add_json_flag, emit_json, load_data
+from cvxrank.cli.common import (
+    add_data_format_options,
+    add_json_flag,
+    emit_json,
+    int_option,
+    load_data,
+    nonnegative_float,
+    nonnegative_int,
+    positive_int,
+)
 from cvxrank.data.pairs import count_pairs
-from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.ranking_data import MAX_GRADE, RankingData
+from cvxrank.data.svmlight import MAX_FEATURES, open_data_file, physical_memory
 from cvxrank.data.synthetic import make_synthetic
 
 #: The default synthetic instance of ``--synthetic`` (small: it runs in ``make verify``).
@@ -66,46 +76,44 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     syn.add_argument(
         "--synthetic", action="store_true", help="summarize a seeded synthetic instance"
     )
-    syn.add_argument("--seed", type=int, help=f"random seed (default {SYNTHETIC_DEFAULTS['seed']})")
+    syn.add_argument(
+        "--seed",
+        type=nonnegative_int,
+        help=f"random seed, >= 0 (default {SYNTHETIC_DEFAULTS['seed']})",
+    )
     syn.add_argument(
         "--n-queries",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help=f"queries (default {SYNTHETIC_DEFAULTS['n_queries']})",
     )
     syn.add_argument(
         "--docs-per-query",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help=f"documents per query (default {SYNTHETIC_DEFAULTS['docs_per_query']})",
     )
     syn.add_argument(
         "--n-features",
-        type=_positive_int,
+        type=int_option(minimum=1, maximum=MAX_FEATURES),
         metavar="N",
-        help=f"features (default {SYNTHETIC_DEFAULTS['n_features']})",
+        help=f"features, at most {MAX_FEATURES:,} (default {SYNTHETIC_DEFAULTS['n_features']})",
     )
     syn.add_argument(
         "--n-grades",
-        type=_positive_int,
+        type=int_option(minimum=2, maximum=MAX_GRADE + 1),
         metavar="N",
-        help=f"grade levels, >= 2 (default {SYNTHETIC_DEFAULTS['n_grades']})",
+        help=f"grade levels 0..N-1, 2 <= N <= {MAX_GRADE + 1} "
+        f"(default {SYNTHETIC_DEFAULTS['n_grades']})",
     )
     syn.add_argument(
         "--noise",
-        type=float,
+        type=nonnegative_float,
         metavar="S",
-        help=f"latent-score noise std (default {SYNTHETIC_DEFAULTS['noise']})",
+        help=f"latent-score noise std, finite and >= 0 (default {SYNTHETIC_DEFAULTS['noise']})",
     )
     add_json_flag(summary)
     summary.set_defaults(func=run_summary, _parser=summary)
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def run_summary(args: argparse.Namespace) -> int:
@@ -118,6 +126,7 @@ def run_summary(args: argparse.Namespace) -> int:
         if args.format is not None or args.query is not None:
             parser.error("--format and --query apply to FILE, not to --synthetic")
         opts = {k: (SYNTHETIC_DEFAULTS[k] if v is None else v) for k, v in synthetic_opts.items()}
+        _check_synthetic_fits(opts)
         data = make_synthetic(**opts)
         report = summarize(data, fmt="synthetic")
         report["synthetic"] = opts
@@ -136,10 +145,22 @@ def run_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_synthetic_fits(opts: dict[str, Any]) -> None:
+    """Refuse a synthetic instance whose feature matrix alone exceeds the physical memory."""
+    need = 8 * opts["n_queries"] * opts["docs_per_query"] * opts["n_features"]
+    have = physical_memory()
+    if have is not None and need > have:
+        raise ValueError(
+            f"--n-queries x --docs-per-query x --n-features = {need // 8:,} feature values "
+            f"would take {need / 2**30:,.1f} GiB, more than this machine's "
+            f"{have / 2**30:,.1f} GiB"
+        )
+
+
 def count_lines(path: str | os.PathLike[str]) -> dict[str, int]:
     """Lines of a data file: total, data, blank and comment-only (they add up to total)."""
     total = blank = comment = 0
-    with open(path, encoding="utf-8") as fh:
+    with open_data_file(path) as fh:
         for raw in fh:
             total += 1
             text = raw.strip()

@@ -8,17 +8,19 @@ Usage::
 
 ``--solver`` is a CVXPY solver (``clarabel``, ``ecos``, ``osqp``, ``scs``: the certified
 reference, primal and dual solved and checked against each other) or a hand-written solver
-of :mod:`cvxrank.registry` (``cvxrank fit --help`` lists them); the default ``auto`` is
-:func:`cvxrank.fitting.default_solver`: PRSVM+ (truncated Newton, O(n log n) gradients) for
-the squared hinge and Huber losses, ``apg`` on the dual for the hinge.
+of :mod:`cvxrank.registry`; the default ``auto`` is :func:`cvxrank.fitting.default_solver`:
+the first solver of the method's row in :data:`cvxrank.methods.METHODS` whose needs the
+formulation meets (PRSVM+ for the squared hinge and Huber losses, ``apg`` on the dual for the
+hinge). The methods, their losses and estimators come from that table.
 
 ``--method irsvm`` is IR SVM (Li 2011, Sect. 4.2): pair weights tau_k mu_q, with tau from the
 expected drop of NDCG@1 (:func:`cvxrank.formulations.irsvm.ndcg1_swap_drop`). ``--method
-ocsvm`` is the fixed-margin OC SVM (Li 2011, Sect. 3.1; hinge loss, ``--loss`` ignored); with
+ocsvm`` is the fixed-margin OC SVM (Li 2011, Sect. 3.1; the hinge loss only); with
 ``--test`` it also reports ``grade_accuracy`` and ``grade_mae`` of the predicted grades.
 
 JSON (``--json``): ``method``, ``loss``, ``C``, ``solver``, ``objective`` (the primal
-objective at the returned weights), ``iterations``, ``time`` (solver seconds), ``converged``,
+objective at the returned weights), ``iterations``, ``time`` (seconds on the solver's clock,
+set-up included), ``setup_time``, ``clock`` (what ``time`` measures), ``converged``,
 ``message``, ``n_dual`` (dual variables) and ``n_pairs`` (pairwise methods); with
 ``--test`` also ``preset`` and the measure keys of
 ``cvxrank evaluate --json`` (``ndcg@1``..``ndcg@k``, ``p@1``..``p@k``, ``map``, ``mrr``).
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,18 +47,41 @@ from cvxrank.cli.common import (
     add_json_flag,
     emit_json,
     load_data,
+    positive_float,
+    positive_int,
     to_jsonable,
 )
 
-#: Methods ``fit`` knows.
-METHODS = ("ranksvm", "irsvm", "ocsvm")
-LOSSES = ("hinge", "squared_hinge", "huber")
+#: What the reported ``time`` measures (the JSON key ``clock``).
+CLOCK = ("solver: set-up (pairs, sorted blocks, Lipschitz constant, CVXPY compilation) and "
+         "iterations with their stopping test; not data loading, not trace-only evaluation")
+
+
+def method_options(parser: argparse.ArgumentParser) -> None:
+    """``--method`` and ``--loss``, from the methods table (shared with ``grid``)."""
+    from cvxrank.methods import METHODS
+
+    losses = sorted({loss for m in METHODS.values() for loss in m.losses})
+    parser.add_argument("--method", choices=tuple(METHODS), default="ranksvm",
+                        help="; ".join(f"{m.name}: {m.description}" for m in METHODS.values()))
+    parser.add_argument("--loss", choices=losses, default=None,
+                        help="pair loss (default: the method's first: " + ", ".join(
+                            f"{m.name} {m.default_loss}" for m in METHODS.values()) + ")")
+
+
+def solver_help() -> str:
+    """Help text of ``--solver``: the CVXPY solvers and the methods' hand-written ones."""
+    from cvxrank.fitting import CVXPY_SOLVERS
+    from cvxrank.methods import METHODS
+
+    preferred = dict.fromkeys(s for m in METHODS.values() for s in m.solvers)
+    return (f"auto (default: the first of {', '.join(preferred)} that applies), a CVXPY "
+            f"solver ({', '.join(CVXPY_SOLVERS)}: the certified reference) or any hand-written "
+            "solver registered for the formulation (the solver column of `cvxrank verify`)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``fit`` to the top-level parser."""
-    from cvxrank.fitting import available_solvers
-
     parser = subparsers.add_parser(
         "fit",
         help="train a ranking model (and evaluate it on a test file)",
@@ -63,24 +89,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "reference solver or a hand-written one; report objective, iterations, time and, "
         "with --test, the test measures.",
     )
-    parser.add_argument("--method", choices=METHODS, default="ranksvm")
-    parser.add_argument("--loss", choices=LOSSES, default="squared_hinge",
-                        help="pair loss (default squared_hinge)")
-    parser.add_argument("--C", type=float, default=1.0, dest="C",
+    method_options(parser)
+    parser.add_argument("--C", type=positive_float, default=1.0, dest="C",
                         help="weight of the loss term, as in (1/2)||w||^2 + C sum loss, the C "
                         "of Chapelle & Keerthi's eq. (1); their Matlab code's C is twice this "
                         "(default 1)")
     parser.add_argument("--train", required=True, metavar="FILE", help="training data file")
     parser.add_argument("--test", metavar="FILE", default=None, help="test data file")
-    parser.add_argument("--solver", default="auto",
-                        help=f"one of {', '.join(available_solvers())} (default auto)")
-    parser.add_argument("--tol", type=float, default=None,
+    parser.add_argument("--solver", default="auto", help=solver_help())
+    parser.add_argument("--tol", type=positive_float, default=None,
                         help="tolerance of a hand-written solver (relative duality gap)")
-    parser.add_argument("--max-iter", type=int, default=None, dest="max_iter",
+    parser.add_argument("--max-iter", type=positive_int, default=None, dest="max_iter",
                         help="iteration limit of a hand-written solver")
     parser.add_argument("--preset", default="letor3",
                         help="metric conventions for --test (default letor3)")
-    parser.add_argument("--k", type=int, default=10, help="largest cut-off k (default 10)")
+    parser.add_argument("--k", type=positive_int, default=10, help="largest cut-off k (default 10)")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show a hand-written solver's iterations, objective and gap on "
+                        "stderr as it runs (default: on when stderr is a terminal)")
     parser.add_argument("--save-model", metavar="MODEL", default=None,
                         help="write the fitted model (JSON with the weights) to MODEL")
     add_data_format_options(parser)
@@ -90,22 +116,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_fit(args: argparse.Namespace) -> int:
     """The ``fit`` subcommand."""
-    from cvxrank.estimators import IRSVMRanker, OrdinalSVMRanker, RankSVMRanker
-    from cvxrank.metrics import evaluate, get_preset
+    from cvxrank.cli.evaluate import measure_scores
+    from cvxrank.fitting import fit_formulation
+    from cvxrank.methods import get
+    from cvxrank.metrics import get_preset
+    from cvxrank.trace import progress_printer
 
-    get_preset(args.preset)  # an unknown preset fails before the (long) fit
+    method = get(args.method)
+    loss = method.check_loss(args.loss)
+    convention = get_preset(args.preset)  # an unknown preset fails before the (long) fit
     train, _, _ = load_data(args.train, args.format, args.query)
     test = load_data(args.test, args.format, None)[0] if args.test else None
-    common = {"C": args.C, "solver": args.solver, "tol": args.tol, "max_iter": args.max_iter}
-    if args.method == "ocsvm":
-        model = OrdinalSVMRanker(**common)
-        loss = "hinge"
-    else:
-        loss = args.loss
-        model = {"ranksvm": RankSVMRanker, "irsvm": IRSVMRanker}[args.method](loss=loss,
-                                                                              **common)
-    model.fit(train.X, train.y, qid=train.qid)
-    fit = model.fit_result_
+    # The formulation and fit_formulation directly (what the estimators call), so that a
+    # fit from the command line does not import scikit-learn (about 1 s of start-up).
+    formulation = method.build(train, loss=loss, C=args.C)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    callback = progress_printer(f"{args.method} {loss}", sys.stderr) if progress else None
+    try:
+        fit = fit_formulation(formulation, args.solver, tol=args.tol, max_iter=args.max_iter,
+                              callback=callback)
+    finally:
+        if progress:
+            sys.stderr.write("\n")
+    d = train.n_features
     report: dict[str, Any] = {
         "method": args.method,
         "loss": loss,
@@ -115,37 +148,42 @@ def run_fit(args: argparse.Namespace) -> int:
         "objective": fit.objective,
         "iterations": fit.n_iter,
         "time": fit.time,
+        "setup_time": fit.setup_time,
+        "clock": CLOCK,
         "converged": fit.converged,
         "message": fit.message,
-        "n_dual": model.n_pairs_,
+        "zero_model": fit.info["zero_model"],
+        "n_dual": formulation.n_dual,
     }
-    if args.method != "ocsvm":
-        report["n_pairs"] = model.n_pairs_
+    ordinal = hasattr(formulation, "predict_grades")  # grades by thresholds, not pairs
+    if not ordinal:
+        report["n_pairs"] = formulation.n_dual
     if test is not None:
-        X_test = test.pad_features(train.n_features).X
-        scores = model.predict(X_test)
+        X_test = test.pad_features(d).X
+        scores = np.asarray(X_test @ fit.w[:d]).ravel()
         report["test"] = args.test
         report["preset"] = args.preset
-        report.update(evaluate(test.y, scores, test.query_ptr, preset=args.preset, k=args.k))
-        if args.method == "ocsvm":
-            grades = model.predict_grades(X_test)
+        report.update(measure_scores(test, scores, convention=convention, preset=args.preset,
+                                     k=args.k))
+        if ordinal:
+            grades = formulation.predict_grades(fit.w, X_test)
             report["grade_accuracy"] = float(np.mean(grades == test.y))
             report["grade_mae"] = float(np.mean(np.abs(grades - test.y)))
     if args.save_model:
         model_doc = {key: report[key] for key in ("method", "loss", "C", "solver", "objective")}
-        model_doc["w"] = model.coef_
-        if args.method == "ocsvm":
-            model_doc["thresholds"] = model.thresholds_
-            model_doc["grades"] = model.classes_
+        model_doc["w"] = fit.w[:d]
+        if ordinal:
+            model_doc["thresholds"] = formulation.split(fit.w)[1]
+            model_doc["grades"] = formulation.grades
         Path(args.save_model).write_text(json.dumps(to_jsonable(model_doc), indent=2) + "\n")
     if args.json:
         emit_json(report)
     else:
-        print(format_report(report, k=args.k))
+        print(format_report(report))
     return 0
 
 
-def format_report(report: dict[str, Any], *, k: int) -> str:
+def format_report(report: dict[str, Any]) -> str:
     """The text form of a fit report."""
     lines = [
         f"method     {report['method']} ({report['loss']}, C={report['C']:g})",
@@ -153,10 +191,13 @@ def format_report(report: dict[str, Any], *, k: int) -> str:
         f"solver     {report['solver']}: {report['message']}",
         f"objective  {report['objective']:.10g}",
         f"iterations {report['iterations']}",
-        f"time       {report['time']:.3f} s",
+        f"time       {report['time']:.3f} s (solver clock; set-up {report['setup_time']:.3f} s)",
     ]
     if "test" in report:
         lines.append(f"test       {report['test']} (preset {report['preset']})")
-        measures = [f"ndcg@{i}" for i in (1, 3, 5, 10) if i <= k] + ["map", "mrr"]
+        measures = [f"ndcg@{i}" for i in (1, 3, 5, 10) if i <= report["k"]] + ["map", "mrr"]
         lines.append("  ".join(f"{m.upper()}={report[m]:.4f}" for m in measures if m in report))
+        ties = report["ties"]
+        lines.append(f"ties       {ties['documents']} documents in {ties['queries']} queries "
+                     f"have tied scores; broken by {ties['description']}")
     return "\n".join(lines)

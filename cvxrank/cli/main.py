@@ -4,9 +4,15 @@ Each subcommand lives in its own module ``cvxrank.cli.<name>`` that exposes
 ``register(subparsers)``: it adds its parser and sets ``func(args) -> int``. Adding a
 subcommand is one entry in :data:`COMMANDS`.
 
+Only the module of the subcommand being run is imported (the others appear in ``--help``
+through their summary in :data:`COMMANDS`), so that ``cvxrank --help``, ``--version``,
+``data`` and ``evaluate`` never import CVXPY or scikit-learn.
+
 Exit codes: 0 on success; 2 for bad input (a :class:`cvxrank.errors.CvxrankError`, a
-``ValueError`` or an ``OSError`` from reading or validating it; one line
-``cvxrank: error: <reason>`` on stderr, no traceback) and for usage errors (argparse).
+``ValueError``, an ``OSError``, a ``MemoryError`` or an ``OverflowError`` from reading or
+validating it) and for usage errors (argparse's, raised as
+:class:`cvxrank.errors.UsageError`): one line ``cvxrank: error: <reason>`` on stderr, no
+traceback and no usage block.
 """
 
 from __future__ import annotations
@@ -15,35 +21,72 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from cvxrank import __version__
-from cvxrank.cli.common import EXIT_INPUT_ERROR, INPUT_ERRORS, report_error
+from cvxrank.cli.common import EXIT_INPUT_ERROR, INPUT_ERRORS, ArgumentParser, report_error
+from cvxrank.errors import UsageError
 
-#: Subcommand modules under ``cvxrank.cli``, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("data", "evaluate", "verify", "fit", "figures", "reproduce")
+#: Subcommand modules under ``cvxrank.cli``, in the order ``--help`` lists them, with the
+#: summary it shows (the ``help=`` each module gives its parser; a test keeps them equal).
+COMMANDS: dict[str, str] = {
+    "data": "inspect ranking data files",
+    "evaluate": "NDCG@k, P@k, MAP and MRR of a scores file",
+    "verify": "check every fast solver against certified CVXPY optima",
+    "fit": "train a ranking model (and evaluate it on a test file)",
+    "figures": "regenerate the convergence figures (PNG + CSV)",
+    "reproduce": "rerun a paper's experiment (table or figure)",
+    "grid": "the LETOR protocol: grid per fold, select on vali, report test",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every subcommand of :data:`COMMANDS` registered."""
-    parser = argparse.ArgumentParser(
+def build_parser(commands: Iterable[str] = ()) -> argparse.ArgumentParser:
+    """The top-level parser, with the subcommands ``commands`` fully registered.
+
+    Every other subcommand of :data:`COMMANDS` gets a placeholder parser holding its
+    summary, enough for ``cvxrank --help`` and for argparse to recognize the name, without
+    importing its module.
+    """
+    chosen = set(commands)
+    parser = ArgumentParser(
         prog="cvxrank",
         description="Convex-optimization sandbox for learning to rank.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
-        importlib.import_module(f"cvxrank.cli.{name}").register(subparsers)
+    for name, summary in COMMANDS.items():
+        if name in chosen:
+            importlib.import_module(f"cvxrank.cli.{name}").register(subparsers)
+        else:
+            subparsers.add_parser(name, help=summary)
     return parser
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv``: its first word not starting with ``-``, if known.
+
+    The top-level parser has no option that takes a value (only ``--help`` and
+    ``--version``), so that word is the subcommand.
+    """
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in COMMANDS else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
-    parser = build_parser()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    command = command_of(args_list)
     try:
-        args = parser.parse_args(argv)
+        parser = build_parser([] if command is None else [command])
+        args, extras = parser.parse_known_args(args_list)
+        if extras:  # reported here, so that the message points at the subcommand
+            prog = f"cvxrank {command}" if command else "cvxrank"
+            prefix = f"{command}: " if command else ""
+            raise UsageError(
+                f"{prefix}unrecognized arguments: {' '.join(extras)} (see '{prog} --help')"
+            )
         return int(args.func(args) or 0)
-    except SystemExit as exc:  # --help, --version, usage errors and a subcommand's parser.error
+    except SystemExit as exc:  # --help and --version
         return _exit_code(exc)
     except BrokenPipeError:  # stdout closed early (`cvxrank ... | head`): stop quietly
         _silence_stdout()

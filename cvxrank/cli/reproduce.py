@@ -41,7 +41,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cvxrank.cli.common import add_json_flag, emit_json
+from cvxrank.cli.common import (
+    add_json_flag,
+    blas_thread_count,
+    emit_json,
+    nonnegative_float,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 
 #: Default output folders (relative to the current directory).
 TABLE3_OUT = "results/chapelle-table3"
@@ -52,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``reproduce`` (with its experiments) to the top-level parser."""
     from cvxrank.data.pairs import DEFAULT_MAX_PAIRS
     from cvxrank.experiments import chapelle as ch
+    from cvxrank.experiments.chapelle import fig3, table3
 
     parser = subparsers.add_parser(
         "reproduce",
@@ -72,19 +81,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     t3.add_argument("--data", required=True, metavar="DIR",
                     help="the LETOR 3.0 OHSUMED QueryLevelNorm folder holding Fold1..Fold5")
-    t3.add_argument("--C", type=float, default=ch.DEFAULT_C, dest="C",
+    t3.add_argument("--C", type=positive_float, default=ch.DEFAULT_C, dest="C",
                     help="C of the paper's eq. (1), (1/2)||w||^2 + C sum_pairs loss "
                     f"(default {ch.DEFAULT_C:g}: the published code multiplies the loss term by "
                     f"C/2, so its C = {ch.PUBLISHED_CODE_C:g} is {ch.DEFAULT_C:g} here)")
-    t3.add_argument("--folds", type=int, nargs="+", default=list(ch.FOLDS), metavar="K",
-                    help="fold numbers (default 1 2 3 4 5)")
-    t3.add_argument("--tol", type=float, default=1e-8,
+    t3.add_argument("--folds", type=positive_int, nargs="+", default=list(table3.FOLDS),
+                    metavar="K", help="fold numbers (default 1 2 3 4 5)")
+    t3.add_argument("--tol", type=positive_float, default=1e-8,
                     help="certified relative duality gap of PRSVM and PRSVM+ (default 1e-8)")
-    t3.add_argument("--linearsvc-tol", type=float, default=ch.LINEARSVC_TOL,
+    t3.add_argument("--linearsvc-tol", type=positive_float, default=table3.LINEARSVC_TOL,
                     dest="linearsvc_tol",
-                    help=f"LIBLINEAR's tolerance (default {ch.LINEARSVC_TOL:g})")
-    t3.add_argument("--max-train-queries", type=int, default=None, dest="max_train_queries",
-                    metavar="N", help="train on the first N queries of each fold only")
+                    help=f"LIBLINEAR's tolerance (default {table3.LINEARSVC_TOL:g})")
+    t3.add_argument("--max-train-queries", type=positive_int, default=None,
+                    dest="max_train_queries", metavar="N",
+                    help="train on the first N queries of each fold only")
     t3.add_argument("--out", metavar="OUTDIR", default=TABLE3_OUT,
                     help=f"where to write chapelle-table3.md and .csv (default {TABLE3_OUT}, "
                     "relative to the current directory)")
@@ -98,25 +108,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "for the one-query, two-grade (AUC) RankSVM on synthetic data, PRSVM against PRSVM+, "
         "with Newton and CG iteration counts and fitted log-log slopes.",
     )
-    f3.add_argument("--sizes", type=int, nargs="+", default=list(ch.FIG3_SIZES), metavar="N",
-                    help="numbers of documents (default the paper's "
-                    f"{' '.join(map(str, ch.FIG3_SIZES))})")
-    f3.add_argument("--d", type=int, default=ch.FIG3_FEATURES,
-                    help=f"number of features (default {ch.FIG3_FEATURES})")
-    f3.add_argument("--noise", type=float, default=ch.FIG3_NOISE,
-                    help=f"noise of the planted scorer (default {ch.FIG3_NOISE:g})")
-    f3.add_argument("--seed", type=int, default=0, help="data seed (default 0)")
+    f3.add_argument("--sizes", type=positive_int, nargs="+", default=list(fig3.FIG3_SIZES),
+                    metavar="N", help="numbers of documents (default the paper's "
+                    f"{' '.join(map(str, fig3.FIG3_SIZES))})")
+    f3.add_argument("--d", type=positive_int, default=fig3.FIG3_FEATURES,
+                    help=f"number of features (default {fig3.FIG3_FEATURES})")
+    f3.add_argument("--noise", type=nonnegative_float, default=fig3.FIG3_NOISE,
+                    help=f"noise of the planted scorer (default {fig3.FIG3_NOISE:g})")
+    f3.add_argument("--seed", type=nonnegative_int, default=0, help="data seed (default 0)")
     group = f3.add_mutually_exclusive_group()
-    group.add_argument("--c0", type=float, default=ch.FIG3_C0,
-                       help=f"C = c0 / p at each n, C p constant (default {ch.FIG3_C0:g})")
-    group.add_argument("--C", type=float, default=None, dest="C",
+    group.add_argument("--c0", type=positive_float, default=fig3.FIG3_C0,
+                       help=f"C = c0 / p at each n, C p constant (default {fig3.FIG3_C0:g})")
+    group.add_argument("--C", type=positive_float, default=None, dest="C",
                        help="a fixed C of eq. (1) at every n instead of c0 / p")
-    f3.add_argument("--tol", type=float, default=1e-8,
+    f3.add_argument("--tol", type=positive_float, default=1e-8,
                     help="certified relative duality gap of both methods (default 1e-8)")
-    f3.add_argument("--max-pairs", type=int, default=DEFAULT_MAX_PAIRS, dest="max_pairs",
+    f3.add_argument("--max-pairs", type=positive_int, default=DEFAULT_MAX_PAIRS, dest="max_pairs",
                     help=f"PRSVM's pair limit (default {DEFAULT_MAX_PAIRS:,}); above it PRSVM "
                     "is marked refused")
-    f3.add_argument("--repeat", type=int, default=3,
+    f3.add_argument("--repeat", type=positive_int, default=3,
                     help="timed runs per point, median reported (default 3; fast points are "
                     "repeated until they total 0.2 s)")
     f3.add_argument("--memory", action="store_true",
@@ -129,7 +139,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--blas-threads", type=int, default=1, dest="blas_threads",
+    parser.add_argument("--blas-threads", type=blas_thread_count, default=1, dest="blas_threads",
                         help="BLAS threads during the run (default 1: steadier timings on a "
                         "shared machine; 0 keeps the library default)")
     parser.add_argument("--verbose", action="store_true", help="report progress on stderr")
@@ -151,39 +161,38 @@ def _out_dir(path: str) -> Path:
 
 def run_table3(args: argparse.Namespace) -> int:
     """``reproduce chapelle-table3``."""
-    from cvxrank.experiments import chapelle as ch
+    from cvxrank.experiments.chapelle import reports, table3
+    from cvxrank.experiments.letor import check_letor_dir
 
-    if not args.C > 0:
-        raise ValueError(f"--C must be > 0, got {args.C}")
-    ch.check_letor_dir(args.data, args.folds)
+    check_letor_dir(args.data, args.folds, splits=("train", "test"))
     out = _out_dir(args.out)
-    result = ch.run_table3(args.data, C=args.C, folds=args.folds, tol=args.tol,
+    result = table3.run_table3(args.data, C=args.C, folds=args.folds, tol=args.tol,
                            linearsvc_tol=args.linearsvc_tol,
                            max_train_queries=args.max_train_queries,
                            n_blas_threads=args.blas_threads, progress=_progress(args))
-    files = ch.write_table3(result, out)
+    files = reports.write_table3(result, out)
     if args.json:
         emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
     else:
-        print(ch.table3_markdown(result), end="")
+        print(reports.table3_markdown(result), end="")
         print("\nwrote " + ", ".join(str(p) for p in files.values()))
     return 0
 
 
 def run_fig3(args: argparse.Namespace) -> int:
     """``reproduce chapelle-fig3``."""
-    from cvxrank.experiments import chapelle as ch
+    from cvxrank.experiments.chapelle import fig3, reports
 
-    ch.check_fig3_options(args.sizes, d=args.d, c0=args.c0, C=args.C, repeat=args.repeat)
+    fig3.check_fig3_options(args.sizes, d=args.d, c0=args.c0, C=args.C, repeat=args.repeat)
     out = _out_dir(args.out)
-    result = ch.run_fig3(args.sizes, d=args.d, noise=args.noise, seed=args.seed, c0=args.c0,
+    result = fig3.run_fig3(args.sizes, d=args.d, noise=args.noise, seed=args.seed, c0=args.c0,
                          C=args.C, tol=args.tol, max_pairs=args.max_pairs, repeat=args.repeat,
                          measure_memory=args.memory, n_blas_threads=args.blas_threads,
                          progress=_progress(args))
-    files = ch.write_fig3(result, out)
+    files = reports.write_fig3(result, out)
     if args.json:
         emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
     else:
-        print(ch.fig3_markdown(result), end="")
+        print(reports.fig3_markdown(result), end="")
         print("\nwrote " + ", ".join(str(p) for p in files.values()))
     return 0

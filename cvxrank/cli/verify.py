@@ -80,14 +80,14 @@ def add_verification_options(parser: argparse.ArgumentParser) -> None:
 def select(args: argparse.Namespace) -> tuple[list[Any], list[Any], str]:
     """(entries, instances, reference solver) from the options; ValueError on bad input."""
     from cvxrank.instances import instance_set
+    from cvxrank.reference import check_solver
     from cvxrank.registry import REGISTRY, entries
-    from cvxrank.verification import check_reference_solver
 
     chosen = entries(args.only)
     if not chosen:
         names = ", ".join(e.name for e in REGISTRY) or "none registered"
         raise ValueError(f"--only {args.only!r} matches no registered pair (pairs: {names})")
-    solver = check_reference_solver(args.reference_solver)
+    solver = check_solver(args.reference_solver)
     return chosen, list(instance_set(args.quick)), solver
 
 

@@ -16,6 +16,13 @@ import scipy.sparse as sp
 
 Matrix = np.ndarray | sp.csr_matrix
 
+#: Largest grade the readers accept (grades are relevance levels 0..MAX_GRADE). It is the top
+#: of LightGBM's default ``label_gain`` (2^i - 1 for i = 0..30; LightGBM refuses larger
+#: labels): the exp2 gain 2^y - 1 of the ``letor3``, ``letor4`` and ``lightgbm`` metric presets
+#: is then an exact integer below 2^31, where a grade of 1024 would overflow it to infinity.
+#: LETOR grades are 0-2, MSLR-WEB, Yahoo! LTR and Istella 0-4.
+MAX_GRADE = 30
+
 
 def _as_matrix(X: object) -> Matrix:
     """Return ``X`` as a float64 C-contiguous array or a canonical CSR matrix."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.ranking_data import MAX_GRADE, RankingData
 
 
 def make_synthetic(
@@ -32,9 +34,9 @@ def make_synthetic(
     n_features : int
         Number of features.
     n_grades : int
-        Number of grade levels (>= 2).
+        Number of grade levels, from 2 to ``MAX_GRADE + 1`` (grades ``0..n_grades-1``).
     noise : float
-        Standard deviation of the latent-score noise (>= 0).
+        Standard deviation of the latent-score noise (finite, >= 0).
     seed : int, Generator or None
         Randomness; the same seed gives the same data.
     return_coef : bool
@@ -43,13 +45,20 @@ def make_synthetic(
     Returns
     -------
     RankingData, or (RankingData, ndarray) with ``return_coef``.
+
+    Raises
+    ------
+    ValueError
+        If a size is below 1, ``n_grades`` lies outside ``[2, MAX_GRADE + 1]`` or ``noise``
+        is negative or not finite (NaN noise would make every latent score NaN).
     """
     if n_queries < 1 or n_features < 1:
         raise ValueError("n_queries and n_features must be >= 1")
-    if n_grades < 2:
-        raise ValueError("n_grades must be >= 2")
-    if noise < 0:
-        raise ValueError("noise must be >= 0")
+    if not 2 <= n_grades <= MAX_GRADE + 1:
+        raise ValueError(f"n_grades must lie in [2, {MAX_GRADE + 1}] (grades 0..MAX_GRADE), "
+                         f"got {n_grades}")
+    if not (math.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise must be a finite number >= 0, got {noise}")
     rng = np.random.default_rng(seed)
     if isinstance(docs_per_query, tuple):
         low, high = docs_per_query

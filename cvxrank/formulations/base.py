@@ -3,11 +3,16 @@
 A formulation gives, side by side,
 
 * the declarative reference: :meth:`Formulation.primal` and :meth:`Formulation.dual` as CVXPY
-  problems whose hyper-parameters are ``cp.Parameter`` objects (DPP), built once and re-solved
-  when a parameter changes;
+  problems whose hyper-parameters are ``cp.Parameter`` objects (DPP), built on first use and
+  re-solved, not rebuilt, when a parameter changes;
 * cheap numpy evaluators of the same objectives (:meth:`primal_value`, :meth:`dual_value`), the
   map from a dual point to the primal weights (:meth:`primal_from_dual`) and the duality gap,
   which the hand-written solvers and their traces use.
+
+Hyper-parameters are floats (:class:`HyperParameter`); their ``cp.Parameter`` objects, the
+CVXPY variables and the problems are made only when a CVXPY problem or variable is asked for,
+so building a formulation and evaluating it with numpy does not import CVXPY. Pickling drops
+the CVXPY objects, and the unpickled formulation rebuilds them on first use.
 
 Sign convention: the primal is a minimization with optimal value p*, the dual a maximization
 with optimal value d*; weak duality gives ``dual_value(alpha) <= d* = p* <= primal_value(w)``.
@@ -17,13 +22,29 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 from cvxrank.data.ranking_data import RankingData
+from cvxrank.sets import ConvexSet
+from cvxrank.tolerances import C_RANGE
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+
+#: Largest feature dimension for which :func:`squared_operator_norm` forms the d x d matrix
+#: ``X^T R^T R X`` (via the sparse n x n matrix ``R^T R``) and takes its exact largest
+#: eigenvalue; above it, ARPACK (``eigsh``) runs on the matrix-free operator.
+DENSE_GRAM_MAX_FEATURES = 512
+
+#: Factor applied to the computed squared operator norm so that rounding (dense path) or the
+#: ARPACK tolerance (matrix-free path, ``tol=1e-10``) cannot make a Lipschitz constant an
+#: underestimate.
+LIPSCHITZ_SAFETY = 1.0 + 1e-6
 
 
 def data_fingerprint(data: RankingData) -> str:
@@ -41,12 +62,105 @@ def data_fingerprint(data: RankingData) -> str:
     return h.hexdigest()[:16]
 
 
+def squared_operator_norm(X: np.ndarray | sp.spmatrix, R: sp.spmatrix) -> float:
+    r""":data:`LIPSCHITZ_SAFETY` times :math:`\|R X\|_2^2 = \lambda_{\max}(X^\top R^\top R X)`.
+
+    The Lipschitz constant of the gradient of a dual :math:`\tfrac12 \|X^\top R^\top
+    \alpha\|^2` term: R is RankSVM's pair operator A (Chapelle & Keerthi 2010, Sect. 3) or
+    OC SVM's hinge-row matrix M. ``R X`` is never formed (it would have up to p x d
+    nonzeros): up to :data:`DENSE_GRAM_MAX_FEATURES` features the d x d matrix
+    ``X^T (R^T R) X`` is built through the sparse n x n ``R^T R`` and its largest eigenvalue
+    taken exactly; above, ARPACK runs on ``v -> X^T R^T R X v``.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+    R : sparse matrix of shape (k, n)
+
+    Returns
+    -------
+    float
+        The safety factor times the (nonnegative) largest eigenvalue.
+    """
+    d = X.shape[1]
+    if d <= DENSE_GRAM_MAX_FEATURES:
+        middle = (R.T @ R).tocsr()  # n x n, at most n + 2k nonzeros for rows of two entries
+        gram = X.T @ (middle @ X)
+        gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
+        top = float(np.linalg.eigvalsh(0.5 * (gram + gram.T))[-1])
+    else:
+        op = spla.LinearOperator(
+            (d, d), dtype=np.float64,
+            matvec=lambda v: X.T @ (R.T @ (R @ (X @ np.ravel(v)))),
+        )
+        top = float(spla.eigsh(op, k=1, which="LA", tol=1e-10, return_eigenvectors=False)[0])
+    return LIPSCHITZ_SAFETY * max(top, 0.0)
+
+
+class HyperParameter:
+    """A positive scalar hyper-parameter: a float, and its ``cp.Parameter`` once one is needed.
+
+    Implements :class:`cvxrank.sets.Scale`, so a feasible set can scale its bounds by it.
+
+    Parameters
+    ----------
+    name : str
+        The name (also the ``cp.Parameter``'s).
+    value : float
+        The current value.
+
+    Notes
+    -----
+    The ``cp.Parameter`` (nonnegative) is created by the first :meth:`expression` call, which
+    imports CVXPY; :meth:`assign` keeps it in sync. It is not pickled.
+    """
+
+    def __init__(self, name: str, value: float) -> None:
+        self.name = name
+        self.value = float(value)
+        self._parameter: cp.Parameter | None = None
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"HyperParameter({self.name!r}, {self.value!r})"
+
+    def expression(self) -> cp.Parameter:
+        """The ``cp.Parameter`` standing for this value in CVXPY problems (made once)."""
+        if self._parameter is None:
+            import cvxpy as cp
+
+            self._parameter = cp.Parameter(nonneg=True, name=self.name, value=self.value)
+        return self._parameter
+
+    def assign(self, value: float) -> None:
+        """Set the value (and the ``cp.Parameter``'s, if there is one)."""
+        self.value = float(value)
+        if self._parameter is not None:
+            self._parameter.value = self.value
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["value"])  # type: ignore[misc]
+
+
 class Formulation(ABC):
     """A convex learning-to-rank problem on a fixed data set.
 
-    Subclasses set :attr:`name`, create their ``cp.Parameter`` objects in ``__init__`` (so
-    that :meth:`set_params` changes values without rebuilding), and implement the abstract
-    methods. The CVXPY problems are built lazily on first use and then kept.
+    Subclasses set :attr:`name`, pass their hyper-parameters to ``__init__`` (floats, each
+    checked by :meth:`_check_param`), declare :attr:`capabilities` and implement the abstract
+    methods. Builders of CVXPY problems take their variables from :meth:`_variable` and their
+    parameters from :meth:`parameter`, and import CVXPY themselves.
+
+    Parameters
+    ----------
+    data : RankingData
+        The training data.
+    **hyper_parameters : float
+        Initial hyper-parameter values, by name (e.g. ``C=1.0``).
 
     Attributes
     ----------
@@ -54,6 +168,8 @@ class Formulation(ABC):
         Registry name, e.g. ``"ranksvm-hinge"``.
     reference_solver : str
         The CVXPY solver that certifies it best (default Clarabel).
+    capabilities : frozenset of str
+        What it offers to solvers, names of :data:`cvxrank.capabilities.CAPABILITIES`.
     data : RankingData
         The training data.
     """
@@ -64,33 +180,61 @@ class Formulation(ABC):
     #: hand-written solver is registered).
     reference_solver: str = "CLARABEL"
 
-    def __init__(self, data: RankingData) -> None:
+    #: Capabilities offered to the solvers (:mod:`cvxrank.capabilities`).
+    capabilities: frozenset[str] = frozenset()
+
+    #: Smallest divisor of this formulation's relative gaps
+    #: (:func:`cvxrank.tolerances.gap_scale`): 0, i.e. gaps relative to ``|p*|``, for the
+    #: objectives whose optimum is positive; a formulation whose optimum can be 0 or
+    #: negative sets the natural size of its objective's terms.
+    gap_floor: float = 0.0
+
+    def __init__(self, data: RankingData, **hyper_parameters: float) -> None:
         self.data = data
-        self._problems: dict[str, cp.Problem] = {}
+        self._hyper: dict[str, HyperParameter] = {}
+        for key, value in hyper_parameters.items():
+            self._check_param(key, float(value))
+            self._hyper[key] = HyperParameter(key, value)
+        self._derived = {k: HyperParameter(k, v) for k, v in self._derived_values().items()}
+        self._cvxpy: dict[str, Any] = {}
 
     # -- hyper-parameters ---------------------------------------------------------------
-    @property
-    @abstractmethod
-    def parameters(self) -> dict[str, cp.Parameter]:
-        """The hyper-parameters as CVXPY Parameters, by name (e.g. ``{"C": C}``)."""
-
     def params(self) -> dict[str, float]:
         """Current hyper-parameter values."""
-        return {k: float(p.value) for k, p in self.parameters.items()}
+        return {k: p.value for k, p in self._hyper.items()}
 
     def set_params(self, **values: float) -> None:
-        """Change hyper-parameter values; the CVXPY problems are re-solved, not rebuilt."""
+        """Change hyper-parameter values; the CVXPY problems are re-solved, not rebuilt.
+
+        All values are checked before any is changed.
+        """
         for key, value in values.items():
-            if key not in self.parameters:
+            if key not in self._hyper:
                 raise ValueError(f"{self.name} has no parameter {key!r}; it has "
-                                 f"{sorted(self.parameters)}")
+                                 f"{sorted(self._hyper)}")
             self._check_param(key, float(value))
-            self.parameters[key].value = float(value)
+        for key, value in values.items():
+            self._hyper[key].assign(value)
+        for key, value in self._derived_values().items():
+            self._derived[key].assign(value)
+
+    def hyper_parameter(self, name: str) -> HyperParameter:
+        """The hyper-parameter (or derived parameter) ``name`` (a :class:`cvxrank.sets.Scale`)."""
+        return self._hyper[name] if name in self._hyper else self._derived[name]
+
+    def parameter(self, name: str) -> cp.Parameter:
+        """The ``cp.Parameter`` of hyper-parameter (or derived parameter) ``name``."""
+        return self.hyper_parameter(name).expression()
 
     def _check_param(self, key: str, value: float) -> None:
-        """Validate a hyper-parameter value (subclasses raise ValueError)."""
+        """Validate a hyper-parameter value (subclasses add their conditions)."""
         if not np.isfinite(value):
             raise ValueError(f"{key} must be finite, got {value}")
+
+    def _derived_values(self) -> dict[str, float]:
+        """Quantities computed from the hyper-parameters that must be ``cp.Parameter``
+        objects of their own to keep the CVXPY problems DPP (e.g. ``1/(4C)``), by name."""
+        return {}
 
     def cache_key(self) -> str:
         """Identifies (data, formulation, parameter values) for the reference cache."""
@@ -101,18 +245,37 @@ class Formulation(ABC):
         """Anything else that defines the problem (weights, margins), for :meth:`cache_key`."""
         return ""
 
+    # -- pickling -----------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """The state without the CVXPY objects (problems, variables), rebuilt on first use."""
+        state = self.__dict__.copy()
+        state["_cvxpy"] = {}
+        return state
+
     # -- CVXPY reference ----------------------------------------------------------------
     def primal(self) -> cp.Problem:
         """The primal as a CVXPY problem (built once, parameters as ``cp.Parameter``)."""
-        if "primal" not in self._problems:
-            self._problems["primal"] = self._build_primal()
-        return self._problems["primal"]
+        return self._cached("primal", self._build_primal)
 
     def dual(self) -> cp.Problem:
         """The dual as a CVXPY problem (built once, parameters as ``cp.Parameter``)."""
-        if "dual" not in self._problems:
-            self._problems["dual"] = self._build_dual()
-        return self._problems["dual"]
+        return self._cached("dual", self._build_dual)
+
+    def _cached(self, key: str, build: Callable[[], Any]) -> Any:
+        """The CVXPY object ``key``, built by ``build`` on first use."""
+        if key not in self._cvxpy:
+            self._cvxpy[key] = build()
+        return self._cvxpy[key]
+
+    def _variable(self, name: str, size: int) -> cp.Variable:
+        """The CVXPY variable ``name`` of length ``size`` (made on first use, then kept)."""
+
+        def make() -> cp.Variable:
+            import cvxpy as cp
+
+            return cp.Variable(size, name=name)
+
+        return self._cached(f"variable:{name}", make)
 
     @abstractmethod
     def _build_primal(self) -> cp.Problem: ...
@@ -148,19 +311,65 @@ class Formulation(ABC):
     def primal_from_dual(self, alpha: np.ndarray) -> np.ndarray:
         """The primal point w(alpha) given by the stationarity (and optimality) conditions."""
 
+    @abstractmethod
+    def dual_infeasibility(self, alpha: np.ndarray) -> float:
+        """Largest violation of the dual constraints at ``alpha`` (0 if feasible)."""
+
+    @property
+    @abstractmethod
+    def n_dual(self) -> int:
+        """Number of dual variables."""
+
     def duality_gap(self, w: np.ndarray, alpha: np.ndarray) -> float:
         """``primal_value(w) - dual_value(alpha)`` (>= 0 by weak duality for feasible alpha)."""
         return self.primal_value(w) - self.dual_value(alpha)
 
-    def dual_infeasibility(self, alpha: np.ndarray) -> float:
-        """Largest violation of the dual constraints at ``alpha`` (0 if feasible)."""
-        return 0.0
-
-    @property
-    def n_dual(self) -> int:
-        """Number of dual variables."""
-        return int(self.alpha_variable.shape[0])
-
     def describe(self) -> dict[str, Any]:
         """A small summary for tables and JSON output."""
         return {"formulation": self.name, **self.params()}
+
+
+class LossWeighted(Formulation):
+    """A formulation whose one hyper-parameter is the loss weight C, finite and > 0.
+
+    The papers' C (Li 2011, Sects. 3.1 and 4.1; Chapelle & Keerthi 2010, eq. (1)): RankSVM,
+    its kernel form and the OC SVMs. Change it with :meth:`set_params`.
+    """
+
+    def __init__(self, data: RankingData, *, C: float) -> None:
+        super().__init__(data, C=C)
+
+    @property
+    def C(self) -> float:  # noqa: N802 (the papers' name)
+        """Current value of C."""
+        return self._hyper["C"].value
+
+    def _check_param(self, key: str, value: float) -> None:
+        super()._check_param(key, value)
+        low, high = C_RANGE
+        if key == "C" and not low <= value <= high:
+            raise ValueError(f"C must be in [{low:g}, {high:g}] (cvxrank.tolerances.C_RANGE: "
+                             f"the range over which the solvers are tested), got {value:g}")
+
+
+class ProjectableDual(ABC):
+    """Mixin of a formulation whose dual feasible set is one set of :mod:`cvxrank.sets`.
+
+    The formulation declares the set once, as :attr:`dual_set`; the exact projection
+    (:meth:`project_dual`) of the dual solvers, the feasibility measure
+    (:meth:`dual_infeasibility`) and the constraints of the CVXPY dual
+    (``dual_set.constraints(alpha)``) all come from it.
+    """
+
+    @property
+    @abstractmethod
+    def dual_set(self) -> ConvexSet:
+        """The dual feasible set (bounds scaled by the hyper-parameters it depends on)."""
+
+    def project_dual(self, alpha: np.ndarray) -> np.ndarray:
+        """Euclidean projection onto the dual feasible set (:attr:`dual_set`)."""
+        return self.dual_set.project(alpha)
+
+    def dual_infeasibility(self, alpha: np.ndarray) -> float:
+        """Largest violation of the dual constraints at ``alpha`` (:attr:`dual_set`)."""
+        return self.dual_set.violation(alpha)

@@ -7,9 +7,8 @@ Two of Shashua & Levin's (2002) principles are implemented:
 * :class:`OrdinalSVM` (``"ocsvm-fixed"``), the *fixed-margin* QP: one margin of width 2 on
   both sides of every threshold :math:`b_r`, soft with hinge slacks; it is the one Li's
   survey prints. Its Lagrange dual is a concave quadratic over a box with one equality per
-  threshold, which the projected-gradient solvers of
-  :mod:`cvxrank.solvers.dual_gradient` solve with the exact projection
-  :func:`cvxrank.projections.project_box_equal_sums`.
+  threshold (:class:`cvxrank.sets.BoxEqualSums`), which the projected-gradient solvers of
+  :mod:`cvxrank.solvers.dual_gradient` solve with that set's exact projection.
 * :class:`OrdinalSVMSumOfMargins` (``"ocsvm-sum-margins"``), the *sum-of-margins*
   principle (the survey's footnote): two thresholds :math:`a_r \le b_r` per gap, the sum of
   the gaps :math:`b_r - a_r` maximized under :math:`\|w\| \le 1`; primal and dual are second
@@ -29,15 +28,18 @@ document :math:`i` borders.
 
 from __future__ import annotations
 
-import cvxpy as cp
+from functools import cached_property
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.formulations.base import Formulation
-from cvxrank.formulations.ranksvm import DENSE_GRAM_MAX_FEATURES, LIPSCHITZ_SAFETY
-from cvxrank.projections import project_box_equal_sums
+from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
+from cvxrank.sets import Box, BoxEqualSums
+
+if TYPE_CHECKING:
+    import cvxpy as cp
 
 
 class HingeRows:
@@ -113,11 +115,6 @@ class HingeRows:
         return np.bincount(self.doc, weights=self.sign * np.asarray(alpha, dtype=np.float64),
                            minlength=self.M.shape[1])
 
-    def signed_sums(self, alpha: np.ndarray) -> np.ndarray:
-        r"""Per threshold, :math:`\sum_k \sigma_k \alpha_k` (upper-grade minus lower-grade sum)."""
-        return np.bincount(self.threshold, weights=self.sign * alpha,
-                           minlength=self.n_thresholds)
-
     def rows_of(self, r: int, sign: float) -> np.ndarray:
         """Documents of threshold ``r`` (0-based) on side ``sign``."""
         return self.doc[(self.threshold == r) & (self.sign == sign)]
@@ -174,14 +171,7 @@ def _smallest_minimizer(slope: float, weight: float, up: np.ndarray, down: np.nd
     return float(candidates[int(np.argmax(ok))])
 
 
-def _check_C(value: float) -> None:
-    if not np.isfinite(value):
-        raise ValueError(f"C must be finite, got {value}")
-    if not value > 0:
-        raise ValueError(f"C must be > 0, got {value}")
-
-
-class OrdinalSVM(Formulation):
+class OrdinalSVM(ProjectableDual, LossWeighted):
     r"""OC SVM with a fixed margin (Shashua & Levin 2002; Li 2011, Sect. 3.1).
 
     With grades :math:`1..l`, documents :math:`x_{r,i}` of grade :math:`r`
@@ -247,6 +237,11 @@ class OrdinalSVM(Formulation):
         The grade values, increasing.
     n_thresholds : int
         :math:`l - 1`.
+    dual_set : BoxEqualSums
+        The dual feasible set, from which :meth:`project_dual`, :meth:`dual_infeasibility`
+        and the constraints of :meth:`dual` come.
+    capabilities : frozenset of str
+        ``dual_gradient``.
 
     Raises
     ------
@@ -265,69 +260,65 @@ class OrdinalSVM(Formulation):
     """
 
     name = "ocsvm-fixed"
+    capabilities = frozenset({"dual_gradient"})
 
     def __init__(self, data: RankingData, *, C: float = 1.0) -> None:
-        super().__init__(data)
-        self._check_param("C", float(C))
+        super().__init__(data, C=C)
         self._rows = HingeRows(data)
         self.grades = self._rows.grades
         self.n_thresholds = self._rows.n_thresholds
-        self._C = cp.Parameter(nonneg=True, name="C", value=float(C))
-        self._w = cp.Variable(data.n_features, name="w")
-        self._b = cp.Variable(self.n_thresholds, name="b")
-        self._alpha = cp.Variable(self._rows.n_rows, name="alpha")
         self._gram_top: float | None = None
 
-    # -- hyper-parameters ---------------------------------------------------------------
-    @property
-    def parameters(self) -> dict[str, cp.Parameter]:
-        """``{"C": C}``."""
-        return {"C": self._C}
-
-    def _check_param(self, key: str, value: float) -> None:
-        _check_C(value)
+    @cached_property
+    def dual_set(self) -> BoxEqualSums:
+        """Per threshold, ``0 <= alpha <= C`` and the sum of the grade-r multipliers equal to
+        the sum of the grade-(r+1) ones (:class:`~cvxrank.sets.BoxEqualSums`)."""
+        rows = self._rows
+        return BoxEqualSums(rows.threshold, rows.sign, 1.0, scale=self.hyper_parameter("C"))
 
     @property
-    def C(self) -> float:  # noqa: N802 (the papers' name)
-        """Current value of C."""
-        return float(self._C.value)
+    def n_dual(self) -> int:
+        """Number of dual variables: the hinge rows m."""
+        return self._rows.n_rows
 
     # -- CVXPY reference ----------------------------------------------------------------
     def _build_primal(self) -> cp.Problem:
+        import cvxpy as cp
+
         rows = self._rows
-        slack = cp.pos(1.0 - rows.MX @ self._w + rows.threshold_matrix() @ self._b)
-        objective = 0.5 * cp.sum_squares(self._w) + self._C * cp.sum(slack)
+        w, b = self.weight_variable, self.threshold_variable
+        slack = cp.pos(1.0 - rows.MX @ w + rows.threshold_matrix() @ b)
+        objective = 0.5 * cp.sum_squares(w) + self.parameter("C") * cp.sum(slack)
         return cp.Problem(cp.Minimize(objective))
 
     def _build_dual(self) -> cp.Problem:
-        rows = self._rows
-        objective = cp.sum(self._alpha) - 0.5 * cp.sum_squares(rows.MX.T @ self._alpha)
-        constraints = [
-            self._alpha >= 0,
-            self._alpha <= self._C,
-            rows.threshold_matrix().T @ self._alpha == 0,
-        ]
-        return cp.Problem(cp.Maximize(objective), constraints)
+        import cvxpy as cp
+
+        alpha = self.alpha_variable
+        objective = cp.sum(alpha) - 0.5 * cp.sum_squares(self._rows.MX.T @ alpha)
+        return cp.Problem(cp.Maximize(objective), self.dual_set.constraints(alpha))
 
     @property
     def w_variable(self) -> cp.Expression:
         """The primal point ``theta = (w, b)`` of :meth:`primal`, as an expression."""
-        return cp.hstack([self._w, self._b])
+        import cvxpy as cp
+
+        return cp.hstack([self.weight_variable, self.threshold_variable])
 
     @property
     def weight_variable(self) -> cp.Variable:
         """The weights ``w`` (length d) of :meth:`primal`."""
-        return self._w
+        return self._variable("w", self.data.n_features)
 
     @property
     def threshold_variable(self) -> cp.Variable:
         """The thresholds ``b`` (length l-1) of :meth:`primal`."""
-        return self._b
+        return self._variable("b", self.n_thresholds)
 
     @property
     def alpha_variable(self) -> cp.Variable:
         """The hinge-row multipliers ``alpha`` (length m) of :meth:`dual`."""
-        return self._alpha
+        return self._variable("alpha", self.n_dual)
 
     @property
     def rows(self) -> HingeRows:
@@ -387,12 +378,6 @@ class OrdinalSVM(Formulation):
         w = self.weights_from_dual(alpha)
         return float(alpha.sum() - 0.5 * (w @ w))
 
-    def dual_infeasibility(self, alpha: np.ndarray) -> float:
-        """Largest violation of ``0 <= alpha <= C`` and of the per-threshold equalities."""
-        alpha = np.asarray(alpha, dtype=np.float64)
-        return max(0.0, float(-alpha.min()), float((alpha - self.C).max()),
-                   float(np.abs(self._rows.signed_sums(alpha)).max()))
-
     def predict_grades(self, theta: np.ndarray, X: np.ndarray | sp.spmatrix) -> np.ndarray:
         """Predicted grade values of the rows of ``X`` (:func:`grades_from_scores`)."""
         w, b = self.split(theta)
@@ -409,46 +394,23 @@ class OrdinalSVM(Formulation):
         """A Lipschitz constant of :meth:`neg_dual_grad`.
 
         ``lambda_max(M X X^T M^T) = lambda_max(X^T diag(c) X)`` (``M^T M = diag(c)``, c the
-        number of hinge rows of each document), a d x d matrix, computed once (exactly, or
-        by ARPACK above :data:`~cvxrank.formulations.ranksvm.DENSE_GRAM_MAX_FEATURES`
-        features) and multiplied by :data:`~cvxrank.formulations.ranksvm.LIPSCHITZ_SAFETY`.
+        number of hinge rows of each document), computed once by
+        :func:`~cvxrank.formulations.base.squared_operator_norm`.
         """
         if self._gram_top is None:
-            X = self.data.X
-            c = np.bincount(self._rows.doc, minlength=self.data.n_documents).astype(float)
-            d = X.shape[1]
-            if d <= DENSE_GRAM_MAX_FEATURES:
-                gram = X.T @ (sp.diags(c) @ X)
-                gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
-                top = float(np.linalg.eigvalsh(0.5 * (gram + gram.T))[-1])
-            else:
-                op = spla.LinearOperator(
-                    (d, d), dtype=np.float64, matvec=lambda v: X.T @ (c * (X @ np.ravel(v))),
-                )
-                top = float(spla.eigsh(op, k=1, which="LA", tol=1e-10,
-                                       return_eigenvectors=False)[0])
-            self._gram_top = LIPSCHITZ_SAFETY * max(top, 0.0)
+            self._gram_top = squared_operator_norm(self.data.X, self._rows.M)
         return self._gram_top
 
     def dual_strong_convexity(self) -> float:
         """0: the dual Hessian ``M X X^T M^T`` has rank at most d < m in general."""
         return 0.0
 
-    def project_dual(self, alpha: np.ndarray) -> np.ndarray:
-        """Exact Euclidean projection onto the dual feasible set.
-
-        The product over thresholds of ``{0 <= alpha <= C, sum of the grade-r multipliers =
-        sum of the grade-(r+1) multipliers}``: :func:`cvxrank.projections.project_box_equal_sums`.
-        """
-        rows = self._rows
-        return project_box_equal_sums(alpha, rows.threshold, rows.sign, self.C)
-
     def dual_start(self) -> np.ndarray:
         """A feasible starting point (zeros)."""
         return np.zeros(self._rows.n_rows)
 
 
-class OrdinalSVMSumOfMargins(Formulation):
+class OrdinalSVMSumOfMargins(LossWeighted):
     r"""OC SVM with the sum-of-margins principle (Shashua & Levin 2002, Sect. 4).
 
     Each gap between grades :math:`r` and :math:`r+1` has two thresholds
@@ -565,17 +527,19 @@ class OrdinalSVMSumOfMargins(Formulation):
     #: Clarabel stops at ``optimal_inaccurate`` on this dual; ECOS certifies it.
     reference_solver = "ECOS"
 
+    @property
+    def gap_floor(self) -> float:
+        """``(l - 1) max_i ||x_i||``: the objective sums l - 1 margins between scores of a
+        unit-norm w, each at most the largest document norm, and can be 0 at the optimum."""
+        X = self.data.X
+        sq = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+        return float((self.grades.size - 1) * np.sqrt(np.max(sq)))
+
     def __init__(self, data: RankingData, *, C: float = 1.0) -> None:
-        super().__init__(data)
-        self._rows = HingeRows(data)
+        self._rows = HingeRows(data)  # before C is checked: the check needs the grade counts
+        super().__init__(data, C=C)
         self.grades = self._rows.grades
         self.n_thresholds = self._rows.n_thresholds
-        self._check_param("C", float(C))
-        self._C = cp.Parameter(nonneg=True, name="C", value=float(C))
-        self._w = cp.Variable(data.n_features, name="w")
-        self._a = cp.Variable(self.n_thresholds, name="a")
-        self._b = cp.Variable(self.n_thresholds, name="b")
-        self._alpha = cp.Variable(self._rows.n_rows, name="alpha")
         l1 = self.n_thresholds
         # rows k: lower-grade rows see a_r, upper-grade rows see b_r (signs of M)
         lower = self._rows.sign < 0
@@ -585,14 +549,8 @@ class OrdinalSVMSumOfMargins(Formulation):
         self._upper_of = sp.csr_matrix((np.where(lower, 0.0, 1.0), (np.arange(r.size), r)),
                                        shape=(r.size, l1))
 
-    # -- hyper-parameters ---------------------------------------------------------------
-    @property
-    def parameters(self) -> dict[str, cp.Parameter]:
-        """``{"C": C}``."""
-        return {"C": self._C}
-
     def _check_param(self, key: str, value: float) -> None:
-        _check_C(value)
+        super()._check_param(key, value)
         extreme = int(min(self._rows.counts[0], self._rows.counts[-1]))
         if not value * extreme > 1:
             raise ValueError(
@@ -603,19 +561,23 @@ class OrdinalSVMSumOfMargins(Formulation):
             )
 
     @property
-    def C(self) -> float:  # noqa: N802 (the papers' name)
-        """Current value of C."""
-        return float(self._C.value)
+    def n_dual(self) -> int:
+        """Number of dual variables: the hinge rows m."""
+        return self._rows.n_rows
 
     # -- CVXPY reference ----------------------------------------------------------------
     def _build_primal(self) -> cp.Problem:
+        import cvxpy as cp
+
         rows = self._rows
+        w = self.weight_variable
+        a, b = self.threshold_variables
         # lower rows: s - a_r = -(M X w)_k - a_r; upper rows: b_r - s = -(M X w)_k + b_r
-        slack = cp.pos(self._lower_of @ self._a + self._upper_of @ self._b - rows.MX @ self._w)
-        objective = cp.sum(self._a - self._b) + self._C * cp.sum(slack)
-        constraints = [cp.norm(self._w, 2) <= 1, self._a <= self._b]
+        slack = cp.pos(self._lower_of @ a + self._upper_of @ b - rows.MX @ w)
+        objective = cp.sum(a - b) + self.parameter("C") * cp.sum(slack)
+        constraints = [cp.norm(w, 2) <= 1, a <= b]
         if self.n_thresholds > 1:
-            constraints.append(self._b[:-1] <= self._a[1:])
+            constraints.append(b[:-1] <= a[1:])
         return cp.Problem(cp.Minimize(objective), constraints)
 
     def _dual_maps(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
@@ -630,10 +592,17 @@ class OrdinalSVMSumOfMargins(Formulation):
         shift = sp.eye(l1, k=-1, format="csr")  # row r picks P_{r-1} (P_0 = 0)
         return partial.tocsr(), (first + shift @ partial).tocsr()
 
+    @cached_property
+    def _box(self) -> Box:
+        """The box ``0 <= alpha <= C`` of the dual (its other constraints couple the rows)."""
+        return Box(0.0, 1.0, scale=self.hyper_parameter("C"))
+
     def _build_dual(self) -> cp.Problem:
+        import cvxpy as cp
+
         partial, shifted = self._dual_maps()
-        alpha = self._alpha
-        constraints = [alpha >= 0, alpha <= self._C, partial[-1] @ alpha == 0,
+        alpha = self.alpha_variable
+        constraints = [*self._box.constraints(alpha), partial[-1] @ alpha == 0,
                        shifted @ alpha >= 1]
         if self.n_thresholds > 1:
             constraints.append(partial[:-1] @ alpha >= 0)
@@ -643,22 +612,24 @@ class OrdinalSVMSumOfMargins(Formulation):
     @property
     def w_variable(self) -> cp.Expression:
         """The primal point ``theta = (w, a, b)`` of :meth:`primal`, as an expression."""
-        return cp.hstack([self._w, self._a, self._b])
+        import cvxpy as cp
+
+        return cp.hstack([self.weight_variable, *self.threshold_variables])
 
     @property
     def weight_variable(self) -> cp.Variable:
         """The weights ``w`` (length d) of :meth:`primal`."""
-        return self._w
+        return self._variable("w", self.data.n_features)
 
     @property
     def threshold_variables(self) -> tuple[cp.Variable, cp.Variable]:
         """The thresholds ``(a, b)`` (each of length l-1) of :meth:`primal`."""
-        return self._a, self._b
+        return self._variable("a", self.n_thresholds), self._variable("b", self.n_thresholds)
 
     @property
     def alpha_variable(self) -> cp.Variable:
         """The hinge-row multipliers ``alpha`` (length m) of :meth:`dual`."""
-        return self._alpha
+        return self._variable("alpha", self.n_dual)
 
     @property
     def rows(self) -> HingeRows:
@@ -749,9 +720,8 @@ class OrdinalSVMSumOfMargins(Formulation):
         """Largest violation of the constraints of the implemented dual (class docstring)."""
         alpha = np.asarray(alpha, dtype=np.float64)
         partial, shifted = (op @ alpha for op in self._dual_maps())
-        return max(0.0, float(-alpha.min()), float((alpha - self.C).max()),
-                   float(-partial[:-1].min(initial=0.0)), abs(float(partial[-1])),
-                   float((1.0 - shifted).max()))
+        return max(self._box.violation(alpha), float(-partial[:-1].min(initial=0.0)),
+                   abs(float(partial[-1])), float((1.0 - shifted).max()))
 
     def predict_grades(self, theta: np.ndarray, X: np.ndarray | sp.spmatrix) -> np.ndarray:
         """Predicted grade values, cutting each gap at its middle ``(a_r + b_r) / 2``."""

@@ -47,9 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxrank.formulations.sorted_kernels import block_hessp, block_sums
-
-#: Losses the engines evaluate.
-LOSSES = ("hinge", "squared_hinge", "huber")
+from cvxrank.methods import PAIR_LOSSES
 
 
 @dataclass
@@ -77,8 +75,8 @@ class LossEvaluation:
 
 
 def _check_loss(loss: str) -> str:
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {', '.join(LOSSES)}; got {loss!r}")
+    if loss not in PAIR_LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(PAIR_LOSSES)}; got {loss!r}")
     return loss
 
 

@@ -21,24 +21,33 @@ operator ``A`` of :class:`~cvxrank.data.pairs.PairSet`, so that the problem data
 O(nd + p) nonzeros: CVXPY folds products of constant matrices, so ``A @ (X @ w)`` would become
 a dense p x d block. The primal therefore carries the document scores ``s = X w`` as an
 auxiliary variable and the dual the document coefficients ``u = A^T alpha``.
+
+:class:`PairwiseSVM` holds what does not depend on how documents are scored (pairs, weights,
+margins, loss, C, the dual set and the CVXPY problems up to the score map); :class:`RankSVM`
+scores with ``X w`` and :class:`~cvxrank.formulations.kernel_ranksvm.KernelRankSVM` with
+``K beta``. CVXPY is imported only when a CVXPY problem or variable is asked for.
 """
 
 from __future__ import annotations
 
 import hashlib
+from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.formulations.base import Formulation
+from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
 from cvxrank.formulations.pair_losses import ExplicitPairLoss, LossEvaluation, SortedPairLoss
+from cvxrank.methods import PAIR_LOSSES
+from cvxrank.sets import Box
+
+if TYPE_CHECKING:
+    import cvxpy as cp
 
 Loss = Literal["hinge", "squared_hinge", "huber"]
 
@@ -46,132 +55,43 @@ Loss = Literal["hinge", "squared_hinge", "huber"]
 #: function ``value(higher_grade, lower_grade)``.
 GradeTable = Mapping[tuple[float, float], float] | Callable[[float, float], float]
 
-#: Largest feature dimension for which :meth:`RankSVM.dual_lipschitz` forms the d x d matrix
-#: ``X^T A^T A X`` (via the sparse n x n Laplacian ``A^T A``) and takes its exact largest
-#: eigenvalue; above it, ARPACK (``eigsh``) runs on the matrix-free operator.
-DENSE_GRAM_MAX_FEATURES = 512
-
-#: Factor applied to the computed squared operator norm so that rounding (dense path) or the
-#: ARPACK tolerance (matrix-free path, ``tol=1e-10``) cannot make the Lipschitz constant an
-#: underestimate.
-LIPSCHITZ_SAFETY = 1.0 + 1e-6
-
 #: Pairwise loss engines: ``"sorted"`` (PRSVM+, no pairs), ``"pairs"`` (PRSVM, operator A).
 ENGINES = ("sorted", "pairs")
 
 
-class RankSVM(Formulation):
-    r"""Linear RankSVM with the hinge, squared hinge or Huber loss on preference pairs.
+class PairwiseSVM(ProjectableDual, LossWeighted):
+    r"""The RankSVM problem on preference pairs, whatever the model of the document scores.
 
-    For the p preference pairs :math:`k = (i, j)` (:math:`y_i > y_j`, same query) with
-    weights :math:`c_k > 0` and margins :math:`m_k`, :math:`A` the p x n difference operator
-    (:math:`(A X w)_k = w^\top (x_i - x_j)`) and :math:`r_k = m_k - w^\top(x_i - x_j)`, the
-    primal problems are
-
-    .. math::
-
-        P(w) = \tfrac12 \|w\|^2 + C \sum_k c_k\, \ell(r_k), \qquad
-        \ell(r) = \begin{cases} \max(0, r) & \text{hinge} \\
-                                \max(0, r)^2 & \text{squared hinge} \\
-                                \max(0, r)^2 - \max(0, r - 1)^2 & \text{Huber}
-                  \end{cases}
-
-    (the Huber loss is 0 for r <= 0, r^2 on [0, 1] and 2r - 1 above: Chapelle & Keerthi's
-    :math:`\ell_{Huber}(t)` with :math:`t = 1 - r`), and their Lagrange duals (maximized over
-    :math:`\alpha \in \mathbb{R}^p`) are
+    With scores :math:`s(\theta)` linear in the parameters :math:`\theta` and a squared norm
+    :math:`\|\theta\|^2_G` (:class:`RankSVM`: :math:`s = X w`, :math:`\|w\|^2`;
+    :class:`~cvxrank.formulations.kernel_ranksvm.KernelRankSVM`: :math:`s = K \beta`,
+    :math:`\beta^\top K \beta`),
 
     .. math::
 
-        \text{hinge:}\quad
-        D(\alpha) = m^\top \alpha - \tfrac12 \|X^\top A^\top \alpha\|^2,
-        \quad 0 \le \alpha_k \le C c_k,
+        P(\theta) = \tfrac12 \|\theta\|^2_G + C \sum_k c_k\, \ell\big(m_k - (A s(\theta))_k\big),
+        \qquad
+        D(\alpha) = m^\top \alpha - \tfrac12 q(A^\top \alpha)
+        \Big[- \sum_k \frac{\alpha_k^2}{4 C c_k}\Big],
 
-        \text{squared hinge:}\quad
-        D(\alpha) = m^\top \alpha - \tfrac12 \|X^\top A^\top \alpha\|^2
-        - \sum_k \frac{\alpha_k^2}{4 C c_k},
-        \quad \alpha_k \ge 0,
+    with :math:`q(u) = u^\top G_s u` the Gram form of the scores (:math:`\|X^\top u\|^2`, or
+    :math:`u^\top K u`), the ridge for the squared hinge and Huber losses, and the dual set
+    :attr:`dual_set` (:class:`~cvxrank.sets.Box`): :math:`[0, C c]` (hinge), :math:`[0,
+    \infty)` (squared hinge), :math:`[0, 2 C c]` (Huber). See :class:`RankSVM` for the
+    losses, the parameters and the references.
 
-        \text{Huber:}\quad \text{the squared-hinge } D(\alpha), \quad 0 \le \alpha_k \le 2 C c_k,
-
-    with :math:`w(\alpha) = X^\top A^\top \alpha` at the optimum of each.
-
-    With unit weights and margins the hinge primal is Li's Ranking SVM QP (slack
-    :math:`\xi_k = \max(0, 1 - w^\top(x_i - x_j))`) and the squared-hinge primal is Chapelle &
-    Keerthi's eq. (1) with :math:`\ell(t) = \max(0, 1 - t)^2`. **Convention for C:** the loss
-    term is multiplied by C, as in the papers. Chapelle & Keerthi's published Matlab code
-    multiplies it by C/2, so their code's C is twice the C here.
-
-    Parameters
-    ----------
-    data : RankingData
-        Training data.
-    C : float
-        Loss weight, finite and > 0 (a ``cp.Parameter``; change it with :meth:`set_params`).
-    loss : {"hinge", "squared_hinge", "huber"}
-        The pair loss.
-    pair_weight : array of shape (p,) or None
-        Explicit per-pair weights :math:`c_k > 0`, in the pair order of
-        :func:`~cvxrank.data.pairs.build_pairs`.
-    margin : array of shape (p,) or None
-        Explicit per-pair margins :math:`m_k`.
-    query_weight : array of shape (n_queries,) or None
-        Structured weights: a factor per query (e.g. IR SVM's :math:`\mu_q`).
-    level_weight : mapping or callable, optional
-        Structured weights: a factor per pair of grades, ``{(y_i, y_j): value}`` for every
-        pair of grades y_i > y_j present in a query, or ``value(y_i, y_j)`` (slack rescaling
-        by grade pair, Chapelle & Keerthi Sect. 6.2 case 2; IR SVM's :math:`\tau_k`).
-    level_margin : mapping or callable, optional
-        Structured margins per pair of grades (margin rescaling), in the same forms.
-    pairs : PairSet or None
-        The preference pairs (default: ``build_pairs(data, max_pairs=max_pairs)``, built when
-        first needed).
-    max_pairs : int
-        Refusal limit passed to :func:`~cvxrank.data.pairs.build_pairs`.
-
-    Attributes
-    ----------
-    name : str
-        ``"ranksvm-<loss>"``.
-    pairs : PairSet
-        The preference pairs; ``pairs.A`` is the operator :math:`A` (built on first access).
-    loss : str
-    pair_weight, margin : ndarray of shape (p,)
-        Read-only per-pair :math:`c` and :math:`m` (derived from the structured form if given).
-    structured : bool
-        True when the weights and margins are structured and the pairs are all the
-        preference pairs of the data (PRSVM+ applies).
-
-    Raises
-    ------
-    ValueError
-        For C not finite and > 0, an unknown loss, explicit weights or margins of the wrong
-        length, non-finite, or (weights) not positive, structured weights not finite and > 0
-        or missing a pair of grades, explicit and structured forms mixed, pairs of another
-        data set, or data without preference pairs.
-
-    Notes
-    -----
-    :meth:`dual_value` evaluates the dual formula at any ``alpha``, feasible or not (it is the
-    smooth concave quadratic that solvers and finite differences see); the constraint
-    violation is reported separately by :meth:`dual_infeasibility`. The weak-duality bound
-    ``dual_value(alpha) <= p*`` holds only for feasible ``alpha``.
-
-    References
-    ----------
-    .. [1] H. Li, "A Short Introduction to Learning to Rank", IEICE Trans. Inf. & Syst.,
-       E94-D(10), 2011, Sect. 4.1 (Ranking SVM QP and its hinge form (5)) and Sect. 4.2
-       (IR SVM weights).
-    .. [2] O. Chapelle and S. S. Keerthi, "Efficient algorithms for ranking with SVMs",
-       Information Retrieval 13, 2010, eq. (1) (objective), Sect. 3 (the operator A),
-       Sect. 4.1 (Huber loss), Sect. 6.2 (margin and slack rescaling).
+    Subclasses give the score map and the two quadratic forms, in CVXPY
+    (:meth:`_score_expression`, :meth:`_norm_expression`, :meth:`_gram_expression`) and in
+    numpy (:meth:`_gram_value`), the primal variable (:attr:`w_variable`), the map
+    :meth:`primal_from_dual` and :meth:`primal_value`.
     """
 
     def __init__(
         self,
         data: RankingData,
         *,
-        C: float = 1.0,
-        loss: Loss = "hinge",
+        C: float,
+        loss: Loss,
         pair_weight: np.ndarray | None = None,
         margin: np.ndarray | None = None,
         query_weight: np.ndarray | None = None,
@@ -180,12 +100,10 @@ class RankSVM(Formulation):
         pairs: PairSet | None = None,
         max_pairs: int = DEFAULT_MAX_PAIRS,
     ) -> None:
-        super().__init__(data)
-        if loss not in ("hinge", "squared_hinge", "huber"):
-            raise ValueError(f"loss must be 'hinge', 'squared_hinge' or 'huber', got {loss!r}")
+        if loss not in PAIR_LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(PAIR_LOSSES)}; got {loss!r}")
+        super().__init__(data, C=C)
         self.loss: str = loss
-        self.name = f"ranksvm-{loss}"
-        self._check_param("C", float(C))
         explicit = pair_weight is not None or margin is not None
         if explicit and not (query_weight is None and level_weight is None
                              and level_margin is None):
@@ -220,17 +138,12 @@ class RankSVM(Formulation):
         self._pair_weight = None if pair_weight is None else _per_pair(
             pair_weight, p, "pair_weight", positive=True)
         self._margin = None if margin is None else _per_pair(margin, p, "margin", positive=False)
-        self._C = cp.Parameter(nonneg=True, name="C", value=float(C))
+        self._engines: dict[str, ExplicitPairLoss | SortedPairLoss] = {}
+
+    def _derived_values(self) -> dict[str, float]:
         # 1/(4C), the coefficient of the squared-hinge dual's ridge term: a parameter of its
         # own keeps the dual DPP (1/C is not DPP); set_params keeps it in sync with C.
-        self._inv_4C = cp.Parameter(nonneg=True, name="inv_4C", value=0.25 / float(C))
-        self._X = data.X
-        self._w = cp.Variable(data.n_features, name="w")
-        self._s = cp.Variable(data.n_documents, name="s")
-        self._alpha = cp.Variable(p, name="alpha")
-        self._u = cp.Variable(data.n_documents, name="u")
-        self._op_norm_sq: float | None = None
-        self._engines: dict[str, ExplicitPairLoss | SortedPairLoss] = {}
+        return {"inv_4C": 0.25 / self.C}
 
     # -- pairs, weights and margins -----------------------------------------------------
     @cached_property
@@ -313,32 +226,6 @@ class RankSVM(Formulation):
                                                        self.loss)
         return self._engines[kind]
 
-    # -- hyper-parameters ---------------------------------------------------------------
-    @property
-    def parameters(self) -> dict[str, cp.Parameter]:
-        """``{"C": C}``."""
-        return {"C": self._C}
-
-    def _check_param(self, key: str, value: float) -> None:
-        super()._check_param(key, value)
-        if key == "C" and not value > 0:
-            raise ValueError(f"C must be > 0, got {value}")
-
-    def set_params(self, **values: float) -> None:
-        """Change C (the CVXPY problems are re-solved, not rebuilt or recompiled)."""
-        super().set_params(**values)
-        self._inv_4C.value = 0.25 / float(self._C.value)
-
-    @property
-    def C(self) -> float:  # noqa: N802 (the papers' name)
-        """Current value of C."""
-        return float(self._C.value)
-
-    @property
-    def X(self) -> np.ndarray | sp.csr_matrix:  # noqa: N802 (the papers' name)
-        """The feature matrix of the training data."""
-        return self._X
-
     def _extra_key(self) -> str:
         h = hashlib.sha1()
         parts: list[np.ndarray] = []
@@ -352,52 +239,270 @@ class RankSVM(Formulation):
             h.update(np.ascontiguousarray(part).tobytes())
         return h.hexdigest()[:16]
 
+    # -- the dual feasible set ----------------------------------------------------------
+    @cached_property
+    def dual_set(self) -> Box:
+        """``[0, C c]`` (hinge), ``[0, 2 C c]`` (Huber) or ``[0, inf)`` (squared hinge), with
+        C the formulation's hyper-parameter (a ``cp.Parameter`` in :meth:`dual`)."""
+        if self.loss == "squared_hinge":
+            return Box(0.0, np.inf)
+        factor = 1.0 if self.loss == "hinge" else 2.0
+        return Box(0.0, factor * self.pair_weight, scale=self.hyper_parameter("C"))
+
     # -- CVXPY reference ----------------------------------------------------------------
+    @abstractmethod
+    def _score_expression(self, theta: cp.Variable) -> cp.Expression:
+        """The document scores ``s(theta)`` as a CVXPY expression."""
+
+    @abstractmethod
+    def _norm_expression(self, theta: cp.Variable) -> cp.Expression:
+        """The squared norm ``||theta||^2_G`` of the primal as a CVXPY expression."""
+
+    @abstractmethod
+    def _gram_expression(self, u: cp.Variable) -> cp.Expression:
+        """The dual's quadratic form ``q(u)`` of the document coefficients (CVXPY)."""
+
+    @abstractmethod
+    def _gram_value(self, alpha: np.ndarray) -> float:
+        """``q(A^T alpha)`` in numpy."""
+
     # The weighted squares are written c @ square(.) (p small cones for the conic solvers)
     # rather than sum_squares (one cone of size p + 2): ECOS stops at optimal_inaccurate or
     # fails on the latter from about 10^4 pairs.
     def _build_primal(self) -> cp.Problem:
-        slack = cp.pos(self.margin - self._A @ self._s)
+        import cvxpy as cp
+
+        theta, s = self.w_variable, self.score_variable
+        slack = cp.pos(self.margin - self._A @ s)
         if self.loss == "hinge":
             loss = self.pair_weight @ slack
         elif self.loss == "squared_hinge":
             loss = self.pair_weight @ cp.square(slack)
         else:
             loss = self.pair_weight @ cp.huber(slack, 1.0)
-        objective = 0.5 * cp.sum_squares(self._w) + self._C * loss
-        return cp.Problem(cp.Minimize(objective), [self._s == self._X @ self._w])
+        objective = 0.5 * self._norm_expression(theta) + self.parameter("C") * loss
+        return cp.Problem(cp.Minimize(objective), [s == self._score_expression(theta)])
 
     def _build_dual(self) -> cp.Problem:
-        objective = self.margin @ self._alpha - 0.5 * cp.sum_squares(self._X.T @ self._u)
-        constraints = [self._u == self._A.T @ self._alpha, self._alpha >= 0]
-        if self.loss == "hinge":
-            constraints.append(self._alpha <= self._C * self.pair_weight)
-        else:
-            ridge = (1.0 / self.pair_weight) @ cp.square(self._alpha)
-            objective = objective - self._inv_4C * ridge
-            if self.loss == "huber":
-                constraints.append(self._alpha <= 2.0 * self._C * self.pair_weight)
+        import cvxpy as cp
+
+        alpha, u = self.alpha_variable, self.document_variable
+        objective = self.margin @ alpha - 0.5 * self._gram_expression(u)
+        constraints = [u == self._A.T @ alpha, *self.dual_set.constraints(alpha)]
+        if self.loss != "hinge":
+            ridge = (1.0 / self.pair_weight) @ cp.square(alpha)
+            objective = objective - self.parameter("inv_4C") * ridge
         return cp.Problem(cp.Maximize(objective), constraints)
 
     @property
-    def w_variable(self) -> cp.Variable:
-        """The weights ``w`` (length d) of :meth:`primal`."""
-        return self._w
-
-    @property
     def score_variable(self) -> cp.Variable:
-        """The primal's auxiliary document scores ``s = X w`` (length n)."""
-        return self._s
+        """The primal's auxiliary document scores ``s = s(theta)`` (length n)."""
+        return self._variable("s", self.data.n_documents)
 
     @property
     def alpha_variable(self) -> cp.Variable:
         """The pair multipliers ``alpha`` (length p) of :meth:`dual`."""
-        return self._alpha
+        return self._variable("alpha", self.n_dual)
 
     @property
     def document_variable(self) -> cp.Variable:
         """The dual's auxiliary document coefficients ``u = A^T alpha`` (length n)."""
-        return self._u
+        return self._variable("u", self.data.n_documents)
+
+    # -- numpy evaluators ---------------------------------------------------------------
+    def _dual_ridge(self, alpha: np.ndarray) -> float:
+        """``sum_k alpha_k^2 / (4 C c_k)`` (squared hinge, Huber), 0 for the hinge."""
+        if self.loss == "hinge":
+            return 0.0
+        return float((alpha * alpha) @ (1.0 / self.pair_weight) / (4.0 * self.C))
+
+    def dual_value(self, alpha: np.ndarray) -> float:
+        """D(alpha), the dual formula evaluated as is (feasible or not)."""
+        alpha = np.asarray(alpha, dtype=np.float64)
+        value = self.margin @ alpha - 0.5 * self._gram_value(alpha)
+        return float(value - self._dual_ridge(alpha))
+
+    def dual_strong_convexity(self) -> float:
+        """Strong-convexity modulus of -D: 0 (hinge) or ``1/(2 C max c)`` (the others)."""
+        if self.loss == "hinge":
+            return 0.0
+        return 1.0 / (2.0 * self.C * float(self.pair_weight.max()))
+
+    def dual_start(self) -> np.ndarray:
+        """A feasible starting point (zeros)."""
+        return np.zeros(self.n_dual)
+
+
+class RankSVM(PairwiseSVM):
+    r"""Linear RankSVM with the hinge, squared hinge or Huber loss on preference pairs.
+
+    For the p preference pairs :math:`k = (i, j)` (:math:`y_i > y_j`, same query) with
+    weights :math:`c_k > 0` and margins :math:`m_k`, :math:`A` the p x n difference operator
+    (:math:`(A X w)_k = w^\top (x_i - x_j)`) and :math:`r_k = m_k - w^\top(x_i - x_j)`, the
+    primal problems are
+
+    .. math::
+
+        P(w) = \tfrac12 \|w\|^2 + C \sum_k c_k\, \ell(r_k), \qquad
+        \ell(r) = \begin{cases} \max(0, r) & \text{hinge} \\
+                                \max(0, r)^2 & \text{squared hinge} \\
+                                \max(0, r)^2 - \max(0, r - 1)^2 & \text{Huber}
+                  \end{cases}
+
+    (the Huber loss is 0 for r <= 0, r^2 on [0, 1] and 2r - 1 above: Chapelle & Keerthi's
+    :math:`\ell_{Huber}(t)` with :math:`t = 1 - r`), and their Lagrange duals (maximized over
+    :math:`\alpha \in \mathbb{R}^p`) are
+
+    .. math::
+
+        \text{hinge:}\quad
+        D(\alpha) = m^\top \alpha - \tfrac12 \|X^\top A^\top \alpha\|^2,
+        \quad 0 \le \alpha_k \le C c_k,
+
+        \text{squared hinge:}\quad
+        D(\alpha) = m^\top \alpha - \tfrac12 \|X^\top A^\top \alpha\|^2
+        - \sum_k \frac{\alpha_k^2}{4 C c_k},
+        \quad \alpha_k \ge 0,
+
+        \text{Huber:}\quad \text{the squared-hinge } D(\alpha), \quad 0 \le \alpha_k \le 2 C c_k,
+
+    with :math:`w(\alpha) = X^\top A^\top \alpha` at the optimum of each.
+
+    With unit weights and margins the hinge primal is Li's Ranking SVM QP (slack
+    :math:`\xi_k = \max(0, 1 - w^\top(x_i - x_j))`) and the squared-hinge primal is Chapelle &
+    Keerthi's eq. (1) with :math:`\ell(t) = \max(0, 1 - t)^2`. **Convention for C:** the loss
+    term is multiplied by C, as in the papers. Chapelle & Keerthi's published Matlab code
+    multiplies it by C/2, so their code's C is twice the C here.
+
+    Parameters
+    ----------
+    data : RankingData
+        Training data.
+    C : float
+        Loss weight, finite and > 0 (a ``cp.Parameter`` in the CVXPY problems; change it with
+        :meth:`set_params`).
+    loss : {"hinge", "squared_hinge", "huber"}
+        The pair loss.
+    pair_weight : array of shape (p,) or None
+        Explicit per-pair weights :math:`c_k > 0`, in the pair order of
+        :func:`~cvxrank.data.pairs.build_pairs`.
+    margin : array of shape (p,) or None
+        Explicit per-pair margins :math:`m_k`.
+    query_weight : array of shape (n_queries,) or None
+        Structured weights: a factor per query (e.g. IR SVM's :math:`\mu_q`).
+    level_weight : mapping or callable, optional
+        Structured weights: a factor per pair of grades, ``{(y_i, y_j): value}`` for every
+        pair of grades y_i > y_j present in a query, or ``value(y_i, y_j)`` (slack rescaling
+        by grade pair, Chapelle & Keerthi Sect. 6.2 case 2; IR SVM's :math:`\tau_k`).
+    level_margin : mapping or callable, optional
+        Structured margins per pair of grades (margin rescaling), in the same forms.
+    pairs : PairSet or None
+        The preference pairs (default: ``build_pairs(data, max_pairs=max_pairs)``, built when
+        first needed).
+    max_pairs : int
+        Refusal limit passed to :func:`~cvxrank.data.pairs.build_pairs`.
+
+    Attributes
+    ----------
+    name : str
+        ``"ranksvm-<loss>"``.
+    pairs : PairSet
+        The preference pairs; ``pairs.A`` is the operator :math:`A` (built on first access).
+    loss : str
+    pair_weight, margin : ndarray of shape (p,)
+        Read-only per-pair :math:`c` and :math:`m` (derived from the structured form if given).
+    structured : bool
+        True when the weights and margins are structured and the pairs are all the
+        preference pairs of the data (PRSVM+ applies).
+    dual_set : Box
+        The dual feasible set (see above), from which :meth:`project_dual`,
+        :meth:`dual_infeasibility` and the constraints of :meth:`dual` come.
+    capabilities : frozenset of str
+        ``dual_gradient`` and ``pair_samples``; ``pairwise_newton`` (squared hinge, Huber);
+        ``primal_certificate`` (squared hinge); ``sorted_pairs`` and ``query_blocks`` (when
+        structured).
+
+    Raises
+    ------
+    ValueError
+        For C not finite and > 0, an unknown loss, explicit weights or margins of the wrong
+        length, non-finite, or (weights) not positive, structured weights not finite and > 0
+        or missing a pair of grades, explicit and structured forms mixed, pairs of another
+        data set, or data without preference pairs.
+
+    Notes
+    -----
+    :meth:`dual_value` evaluates the dual formula at any ``alpha``, feasible or not (it is the
+    smooth concave quadratic that solvers and finite differences see); the constraint
+    violation is reported separately by :meth:`dual_infeasibility`. The weak-duality bound
+    ``dual_value(alpha) <= p*`` holds only for feasible ``alpha``.
+
+    References
+    ----------
+    .. [1] H. Li, "A Short Introduction to Learning to Rank", IEICE Trans. Inf. & Syst.,
+       E94-D(10), 2011, Sect. 4.1 (Ranking SVM QP and its hinge form (5)) and Sect. 4.2
+       (IR SVM weights).
+    .. [2] O. Chapelle and S. S. Keerthi, "Efficient algorithms for ranking with SVMs",
+       Information Retrieval 13, 2010, eq. (1) (objective), Sect. 3 (the operator A),
+       Sect. 4.1 (Huber loss), Sect. 6.2 (margin and slack rescaling).
+    """
+
+    def __init__(
+        self,
+        data: RankingData,
+        *,
+        C: float = 1.0,
+        loss: Loss = "hinge",
+        pair_weight: np.ndarray | None = None,
+        margin: np.ndarray | None = None,
+        query_weight: np.ndarray | None = None,
+        level_weight: GradeTable | None = None,
+        level_margin: GradeTable | None = None,
+        pairs: PairSet | None = None,
+        max_pairs: int = DEFAULT_MAX_PAIRS,
+    ) -> None:
+        super().__init__(data, C=C, loss=loss, pair_weight=pair_weight, margin=margin,
+                         query_weight=query_weight, level_weight=level_weight,
+                         level_margin=level_margin, pairs=pairs, max_pairs=max_pairs)
+        self.name = f"ranksvm-{loss}"
+        self._X = data.X
+        self._op_norm_sq: float | None = None
+        capabilities = {"dual_gradient", "pair_samples"}
+        if loss != "hinge":
+            capabilities.add("pairwise_newton")
+        if loss == "squared_hinge":
+            capabilities.add("primal_certificate")
+        if self.structured:
+            capabilities |= {"sorted_pairs", "query_blocks"}
+        self.capabilities = frozenset(capabilities)
+
+    @property
+    def X(self) -> np.ndarray | sp.csr_matrix:  # noqa: N802 (the papers' name)
+        """The feature matrix of the training data."""
+        return self._X
+
+    # -- CVXPY reference ----------------------------------------------------------------
+    @property
+    def w_variable(self) -> cp.Variable:
+        """The weights ``w`` (length d) of :meth:`primal`."""
+        return self._variable("w", self.data.n_features)
+
+    def _score_expression(self, theta: cp.Variable) -> cp.Expression:
+        return self._X @ theta
+
+    def _norm_expression(self, theta: cp.Variable) -> cp.Expression:
+        import cvxpy as cp
+
+        return cp.sum_squares(theta)
+
+    def _gram_expression(self, u: cp.Variable) -> cp.Expression:
+        import cvxpy as cp
+
+        return cp.sum_squares(self._X.T @ u)
+
+    def _gram_value(self, alpha: np.ndarray) -> float:
+        w = self.primal_from_dual(alpha)
+        return float(w @ w)
 
     # -- numpy evaluators ---------------------------------------------------------------
     def margins(self, w: np.ndarray) -> np.ndarray:
@@ -420,15 +525,6 @@ class RankSVM(Formulation):
     def primal_from_dual(self, alpha: np.ndarray) -> np.ndarray:
         """w(alpha) = X^T A^T alpha."""
         return np.asarray(self._X.T @ (self._A.T @ np.asarray(alpha, dtype=np.float64)))
-
-    def dual_value(self, alpha: np.ndarray) -> float:
-        """D(alpha), the dual formula evaluated as is (see Notes of the class docstring)."""
-        alpha = np.asarray(alpha, dtype=np.float64)
-        w = self.primal_from_dual(alpha)
-        value = self.margin @ alpha - 0.5 * (w @ w)
-        if self.loss != "hinge":
-            value -= (alpha * alpha) @ (1.0 / self.pair_weight) / (4.0 * self.C)
-        return float(value)
 
     def dual_value_at(self, w: np.ndarray, evaluation: LossEvaluation | None = None) -> float:
         r"""Dual objective at the dual point that ``w`` induces (squared hinge), else NaN.
@@ -456,24 +552,7 @@ class RankSVM(Formulation):
         u = self.C * np.asarray(self._X.T @ ev.grad)
         return float(2.0 * self.C * ev.margin_hinge - 0.5 * (u @ u) - self.C * ev.value)
 
-    def dual_infeasibility(self, alpha: np.ndarray) -> float:
-        """Largest absolute violation of ``alpha >= 0`` (and of the upper bound, if any)."""
-        alpha = np.asarray(alpha, dtype=np.float64)
-        violation = max(0.0, float(-alpha.min()))
-        upper = self._dual_upper()
-        if upper is not None:
-            violation = max(violation, float((alpha - upper).max()))
-        return violation
-
-    def _dual_upper(self) -> np.ndarray | None:
-        """Upper bounds of the dual box: ``C c`` (hinge), ``2 C c`` (Huber), None."""
-        if self.loss == "hinge":
-            return self.C * self.pair_weight
-        if self.loss == "huber":
-            return 2.0 * self.C * self.pair_weight
-        return None
-
-    # -- capabilities of the fast dual solvers ------------------------------------------
+    # -- dual_gradient: what the fast dual solvers need ----------------------------------
     def neg_dual_grad(self, alpha: np.ndarray) -> np.ndarray:
         """Gradient of -D at ``alpha``: ``A X X^T A^T alpha - m`` (``+ alpha/(2 C c)``)."""
         alpha = np.asarray(alpha, dtype=np.float64)
@@ -485,51 +564,16 @@ class RankSVM(Formulation):
     def dual_lipschitz(self) -> float:
         """A Lipschitz constant of :meth:`neg_dual_grad`.
 
-        ``||X^T A^T||_2^2`` (cached; it does not depend on C) times
-        :data:`LIPSCHITZ_SAFETY`, plus ``1/(2 C min c)`` for the squared hinge and Huber.
+        ``||X^T A^T||_2^2`` (:func:`~cvxrank.formulations.base.squared_operator_norm`,
+        computed once: it does not depend on C), plus ``1/(2 C min c)`` for the squared
+        hinge and Huber.
         """
-        lipschitz = self._operator_norm_sq()
+        if self._op_norm_sq is None:
+            self._op_norm_sq = squared_operator_norm(self._X, self._A)
+        lipschitz = self._op_norm_sq
         if self.loss != "hinge":
             lipschitz += 1.0 / (2.0 * self.C * float(self.pair_weight.min()))
         return lipschitz
-
-    def dual_strong_convexity(self) -> float:
-        """Strong-convexity modulus of -D: 0 (hinge) or ``1/(2 C max c)`` (the others)."""
-        if self.loss == "hinge":
-            return 0.0
-        return 1.0 / (2.0 * self.C * float(self.pair_weight.max()))
-
-    def project_dual(self, alpha: np.ndarray) -> np.ndarray:
-        """Euclidean projection onto the dual feasible set: a box or ``[0, inf)``."""
-        alpha = np.asarray(alpha, dtype=np.float64)
-        upper = self._dual_upper()
-        if upper is None:
-            return np.maximum(alpha, 0.0)
-        return np.clip(alpha, 0.0, upper)
-
-    def dual_start(self) -> np.ndarray:
-        """A feasible starting point (zeros)."""
-        return np.zeros(self.n_dual)
-
-    def _operator_norm_sq(self) -> float:
-        """``LIPSCHITZ_SAFETY * lambda_max(X^T A^T A X)``, computed once, without ``A X``."""
-        if self._op_norm_sq is None:
-            X, A = self._X, self._A
-            d = X.shape[1]
-            if d <= DENSE_GRAM_MAX_FEATURES:
-                laplacian = (A.T @ A).tocsr()  # n x n, at most n + 2p nonzeros
-                gram = X.T @ (laplacian @ X)
-                gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
-                top = float(np.linalg.eigvalsh(0.5 * (gram + gram.T))[-1])
-            else:
-                op = spla.LinearOperator(
-                    (d, d), dtype=np.float64,
-                    matvec=lambda v: X.T @ (A.T @ (A @ (X @ np.ravel(v)))),
-                )
-                top = float(spla.eigsh(op, k=1, which="LA", tol=1e-10,
-                                       return_eigenvectors=False)[0])
-            self._op_norm_sq = LIPSCHITZ_SAFETY * max(top, 0.0)
-        return self._op_norm_sq
 
 
 def _per_pair(values: np.ndarray | None, p: int, what: str, *, positive: bool) -> np.ndarray:

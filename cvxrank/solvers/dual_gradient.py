@@ -12,8 +12,9 @@ concave quadratics over simple sets,
 
 with ``w(alpha) = X^T A^T alpha``. Projection onto the feasible set is a clip, so projected
 gradient methods are the natural first fast solvers. The solvers here need from the
-formulation only ``neg_dual_grad`` (gradient of ``-D``), ``dual_lipschitz`` (``L``),
-``dual_strong_convexity`` (``mu``, 0 when ``-D`` is merely convex), ``project_dual`` and
+formulation only its ``dual_gradient`` capability (:mod:`cvxrank.capabilities`):
+``neg_dual_grad`` (gradient of ``-D``), ``dual_lipschitz`` (``L``), ``dual_strong_convexity``
+(``mu``, 0 when ``-D`` is merely convex), ``project_dual`` (from its ``dual_set``) and
 ``dual_start``; any formulation that offers them can be solved.
 
 Proven rates on the dual suboptimality ``d* - D(alpha_k)``:
@@ -46,44 +47,47 @@ References
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from cvxrank import tolerances
+from cvxrank.capabilities import solver
 from cvxrank.formulations.base import Formulation
-from cvxrank.trace import Callback, SolverResult, TraceRecorder
-
-#: Formulation methods the projected-gradient solvers call.
-REQUIRED_CAPABILITIES = (
-    "neg_dual_grad",
-    "dual_lipschitz",
-    "dual_strong_convexity",
-    "project_dual",
-    "dual_start",
-)
+from cvxrank.trace import Callback, Run, TraceRecorder
 
 
-def _check_capabilities(formulation: Formulation, solver: str) -> None:
-    missing = [m for m in REQUIRED_CAPABILITIES if not callable(getattr(formulation, m, None))]
-    if missing:
-        raise TypeError(
-            f"solver {solver!r} needs a formulation with {', '.join(REQUIRED_CAPABILITIES)}; "
-            f"{getattr(formulation, 'name', type(formulation).__name__)} lacks "
-            f"{', '.join(missing)}"
-        )
+@solver("pg", needs=("dual_gradient",))
+def solve_projected_gradient(formulation: Formulation, **options: Any) -> Run:
+    """Projected gradient ascent on the dual (``pg``): :func:`projected_gradient` plain.
+
+    See :func:`projected_gradient` for the parameters, rates and references
+    (Beck & Teboulle 2009, Thm. 3.1; Nesterov 2004, Sect. 2.2).
+    """
+    return projected_gradient(formulation, accelerated=False, **options)
 
 
-def solve_projected_gradient(
+@solver("apg", needs=("dual_gradient",))
+def solve_accelerated_gradient(formulation: Formulation, **options: Any) -> Run:
+    """Accelerated projected gradient on the dual (``apg``): FISTA or constant momentum.
+
+    See :func:`projected_gradient` for the parameters, rates and references
+    (Beck & Teboulle 2009, Thm. 4.4; Nesterov 2004, Thm. 2.2.3).
+    """
+    return projected_gradient(formulation, accelerated=True, **options)
+
+
+def projected_gradient(
     formulation: Formulation,
     *,
+    accelerated: bool,
     tol: float = tolerances.FAST_SOLVER_GAP,
     max_iter: int = 100_000,
     time_budget: float | None = None,
     seed: int | np.random.Generator | None = None,
     callback: Callback | None = None,
     record_every: int = 1,
-    accelerated: bool = False,
-) -> SolverResult:
+) -> Run:
     """Projected gradient ascent on the dual, plain (``pg``) or accelerated (``apg``).
 
     Plain PG iterates
@@ -109,8 +113,10 @@ def solve_projected_gradient(
     Parameters
     ----------
     formulation : Formulation
-        Must provide ``neg_dual_grad``, ``dual_lipschitz``, ``dual_strong_convexity``,
-        ``project_dual`` and ``dual_start`` (the RankSVM formulations do).
+        With the ``dual_gradient`` capability (:mod:`cvxrank.capabilities`): gradient,
+        Lipschitz constant, strong-convexity modulus, projection and a start.
+    accelerated : bool
+        FISTA / Nesterov momentum instead of plain projected gradient.
     tol : float
         Relative duality-gap tolerance.
     max_iter : int
@@ -123,12 +129,10 @@ def solve_projected_gradient(
         ``callback(k, w, alpha, trace)``; returning True stops the run.
     record_every : int
         Record every this many iterations (convergence is still checked every iteration).
-    accelerated : bool
-        FISTA / Nesterov momentum instead of plain projected gradient.
 
     Returns
     -------
-    SolverResult
+    Run
         ``w``, ``alpha``, the trace, and ``info`` with ``L``, ``mu`` and ``momentum``
         (the constant momentum, or ``"fista"``).
 
@@ -140,7 +144,6 @@ def solve_projected_gradient(
     .. [4] O. Chapelle and S. S. Keerthi, Inf. Retrieval 13, 2010, eq. (1).
     """
     name = "apg" if accelerated else "pg"
-    _check_capabilities(formulation, name)
     del seed  # deterministic method
     f = formulation
     rec = TraceRecorder(
@@ -182,13 +185,3 @@ def solve_projected_gradient(
             k += 1
         momentum = "fista"
     return rec.result(f.primal_from_dual(alpha), alpha, k, name, L=L, mu=mu, momentum=momentum)
-
-
-def solve_accelerated_gradient(formulation: Formulation, **options) -> SolverResult:
-    """:func:`solve_projected_gradient` with ``accelerated=True`` (the ``apg`` solver).
-
-    See :func:`solve_projected_gradient` for the parameters, rates and references
-    (Beck & Teboulle 2009; Nesterov 2004, Sect. 2.2).
-    """
-    options.setdefault("accelerated", True)
-    return solve_projected_gradient(formulation, **options)

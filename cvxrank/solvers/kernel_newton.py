@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from cvxrank.capabilities import solver
 from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.kernel import KernelPCAMap
 from cvxrank.solvers.newton import solve_truncated_newton
-from cvxrank.trace import SolverResult
+from cvxrank.trace import Run
 
 
 def linear_equivalent(formulation: KernelRankSVM) -> tuple[RankSVM, KernelPCAMap]:
@@ -47,7 +48,8 @@ def linear_equivalent(formulation: KernelRankSVM) -> tuple[RankSVM, KernelPCAMap
     return linear, kpca
 
 
-def solve_kernel_newton(formulation: KernelRankSVM, **options: Any) -> SolverResult:
+@solver("prsvm+", needs=("kernel_matrix",))
+def solve_kernel_newton(formulation: KernelRankSVM, **options: Any) -> Run:
     """Truncated Newton (PRSVM+, or PRSVM for per-pair weights) on the kernel PCA features.
 
     Parameters
@@ -60,7 +62,7 @@ def solve_kernel_newton(formulation: KernelRankSVM, **options: Any) -> SolverRes
 
     Returns
     -------
-    SolverResult
+    Run
         ``w`` holds the expansion coefficients beta (what the kernel formulation's
         ``primal_value`` takes); the trace is the linear run's, its times including the
         eigendecomposition; ``info`` adds ``rank`` and ``dropped`` (eigenvalues treated as 0).
@@ -71,6 +73,7 @@ def solve_kernel_newton(formulation: KernelRankSVM, **options: Any) -> SolverRes
     engine = "sorted" if linear.structured else "pairs"
     result = solve_truncated_newton(linear, engine=engine, **options)
     result.trace.time = [t + setup for t in result.trace.time]
+    result.setup_time += setup
     result.w = kpca.coefficients(result.w)
     result.formulation = formulation.name
     result.info.update(rank=int(kpca.eigenvalues_.size), dropped=int(kpca.n_dropped_))

@@ -28,13 +28,15 @@ Details the paper leaves open, as implemented here:
   the piecewise-quadratic objective). The loss evaluated at the accepted point is reused by
   the next iteration, so one sort per Newton iteration remains.
 * **Stopping**: for the squared hinge the run stops when the *certified* relative duality gap
-  :math:`(P(w) - D(\alpha(w))) / \max(1, |P(w)|) \le` ``tol``, with the dual point
+  :math:`(P(w) - D(\alpha(w))) / |P(w)| \le` ``tol`` (never at :math:`w = 0` while the
+  gap there is positive: :mod:`cvxrank.tolerances`), with the dual point
   :math:`\alpha(w)` of the KKT conditions
   (:meth:`~cvxrank.formulations.ranksvm.RankSVM.dual_value_at`), which bounds the relative
   objective gap; for the Huber loss, which has no such cheap certificate here, it stops when
   half the Newton decrement :math:`g^\top \delta w / 2` (the quadratic model's predicted
-  decrease) is at most ``tol * max(1, |P(w)|) / 10``. Chapelle & Keerthi stop at Newton
-  decrement / objective < 1e-6.
+  decrease) is at most ``tol * |P(w)| / 10``. Chapelle & Keerthi stop at Newton
+  decrement / objective < 1e-6. When the line search finds no decrease representable in
+  floating point before that, the run stops and says so, converged only if the test holds.
 
 References
 ----------
@@ -55,7 +57,9 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from cvxrank import tolerances
-from cvxrank.trace import Callback, SolverResult, TraceRecorder
+from cvxrank.capabilities import require, solver
+from cvxrank.tolerances import within
+from cvxrank.trace import Callback, Run, TraceRecorder
 
 #: Armijo constant of the backtracking line search.
 ARMIJO = 1e-4
@@ -65,11 +69,14 @@ ARMIJO = 1e-4
 MIN_STEP = 1e-12
 
 #: For losses without a dual certificate: stop when half the Newton decrement is below this
-#: fraction of ``tol * max(1, |P|)``.
+#: fraction of ``tol * |P|``.
 DECREMENT_FRACTION = 0.1
 
 #: Solver names by pairwise-loss engine.
 ENGINE_SOLVER = {"pairs": "prsvm", "sorted": "prsvm+"}
+
+#: Capabilities (:mod:`cvxrank.capabilities`) each engine needs of the formulation.
+ENGINE_NEEDS = {"pairs": ("pairwise_newton",), "sorted": ("pairwise_newton", "sorted_pairs")}
 
 
 def solve_truncated_newton(
@@ -82,15 +89,16 @@ def solve_truncated_newton(
     seed: int | np.random.Generator | None = None,
     callback: Callback | None = None,
     max_cg_iter: int | None = None,
-) -> SolverResult:
+) -> Run:
     """Truncated Newton on the RankSVM primal: PRSVM (``engine="pairs"``) or PRSVM+.
 
     Parameters
     ----------
     formulation : RankSVM
-        A squared-hinge or Huber RankSVM (anything with ``X``, ``C``, ``loss``,
-        ``loss_engine(kind)`` and ``dual_value_at(w, evaluation)``). The certificate is
-        computed from the loss evaluation the iteration holds anyway, on the solver's clock.
+        A squared-hinge or Huber RankSVM: the ``pairwise_newton`` capability (and
+        ``sorted_pairs`` for PRSVM+), with ``X`` and ``C``. With the ``primal_certificate``
+        capability (squared hinge) the certificate is computed from the loss evaluation
+        the iteration holds anyway, on the solver's clock.
     engine : {"sorted", "pairs"}
         ``"sorted"``: PRSVM+ (O(nd + n log n), no pairs, structured weights only);
         ``"pairs"``: PRSVM (O(nd + p) through the pair operator A).
@@ -109,16 +117,18 @@ def solve_truncated_newton(
 
     Returns
     -------
-    SolverResult
+    Run
         ``w``, no ``alpha``, the trace (primal and, for the squared hinge, the certified dual
         value per Newton iteration), and ``info`` with ``cg_iterations`` (per Newton step),
         ``steps`` (line-search step sizes) and ``engine``.
 
     Raises
     ------
+    CapabilityError
+        For a formulation without the capabilities of the engine (the hinge loss is not
+        differentiable: use a dual solver).
     ValueError
-        For the hinge loss (not differentiable: use a dual solver), or an engine that does
-        not apply to the formulation.
+        For an unknown engine.
 
     References
     ----------
@@ -129,17 +139,14 @@ def solve_truncated_newton(
     if name is None:
         raise ValueError(f"engine must be one of {', '.join(ENGINE_SOLVER)}; got {engine!r}")
     f = formulation
-    if getattr(f, "loss", None) not in ("squared_hinge", "huber"):
-        raise ValueError(f"{name} needs a differentiable loss (squared_hinge or huber); "
-                         f"{f.name} has {getattr(f, 'loss', 'none')}: use a dual solver "
-                         "(pg, apg) for the hinge")
+    require(f, name, ENGINE_NEEDS[engine])
     rec = TraceRecorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget,
                         callback=callback)  # the clock starts: building A counts (PRSVM)
     loss_engine = f.loss_engine(engine)
     X, C = f.X, f.C
     d = X.shape[1]
     max_cg = max(50, 2 * d) if max_cg_iter is None else int(max_cg_iter)
-    certified = f.loss == "squared_hinge"
+    certified = "primal_certificate" in f.capabilities
     w = np.zeros(d)
     s = np.zeros(X.shape[0])
     ev = loss_engine.evaluate(s)
@@ -151,7 +158,7 @@ def solve_truncated_newton(
     done = False
     stalled = False
     while rec.record(k, w=w, step=steps[-1] if steps else float("nan"), converged=done,
-                     values=(value, f.dual_value_at(w, ev))):
+                     values=(value, f.dual_value_at(w, ev) if certified else float("nan"))):
         g = w + C * np.asarray(X.T @ ev.grad)
         g_norm = float(np.linalg.norm(g))
         if g_norm == 0.0:
@@ -183,18 +190,23 @@ def solve_truncated_newton(
             if t < MIN_STEP:
                 stalled = True
                 break
+        if stalled:  # no decrease representable in floating point at this w
+            break
         k += 1
-        if stalled:  # no decrease representable in floating point: stationary to precision
-            done = True
-            continue
         w, s, ev, value = w_new, s_new, ev_new, value_new
         steps.append(t)
         if not certified:
-            done = 0.5 * decrement * t <= DECREMENT_FRACTION * tol * max(1.0, abs(value))
+            done = within(0.5 * decrement * t, value, DECREMENT_FRACTION * tol)
     result = rec.result(w, None, k, name, cg_iterations=cg_counts, steps=steps, engine=engine,
                         stalled=stalled)
     if stalled:
-        result.message = "converged: line search found no decrease (stationary to precision)"
+        # The last record was at this w: its certificate (or decrement) did not meet tol.
+        result.converged = not certified and within(0.5 * decrement, value,
+                                                    DECREMENT_FRACTION * tol)
+        result.message = (
+            ("converged" if result.converged else "stopped") + ": the line search found no "
+            "decrease representable in floating point" + ("" if result.converged else
+            f" before the tolerance was met (relative gap {result.relative_gap:.2e})"))
     return result
 
 
@@ -213,11 +225,13 @@ def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float,
     return x, iterations
 
 
-def solve_prsvm(formulation: Any, **options: Any) -> SolverResult:
+@solver("prsvm", needs=ENGINE_NEEDS["pairs"])
+def solve_prsvm(formulation: Any, **options: Any) -> Run:
     """PRSVM: :func:`solve_truncated_newton` through the pair operator A (Sect. 3)."""
     return solve_truncated_newton(formulation, engine="pairs", **options)
 
 
-def solve_prsvm_plus(formulation: Any, **options: Any) -> SolverResult:
+@solver("prsvm+", needs=ENGINE_NEEDS["sorted"])
+def solve_prsvm_plus(formulation: Any, **options: Any) -> Run:
     """PRSVM+: :func:`solve_truncated_newton` with O(n log n) sorted gradients (Sect. 4)."""
     return solve_truncated_newton(formulation, engine="sorted", **options)

@@ -48,8 +48,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxrank import tolerances
+from cvxrank.capabilities import solver
 from cvxrank.formulations.pair_losses import SortedPairLoss
-from cvxrank.trace import Callback, SolverResult, TraceRecorder
+from cvxrank.trace import Callback, Run, TraceRecorder
 
 #: Number of trace records a run aims at (``record_every = max(1, max_iter // RECORDS)``).
 RECORDS = 200
@@ -78,7 +79,7 @@ def _recorder(formulation: Any, *, tol: float, max_iter: int, time_budget: float
 def _run(rec: TraceRecorder, name: str,
          gradient: Callable[[np.ndarray, np.ndarray], np.ndarray],
          draw: Callable[[np.random.Generator, int], np.ndarray],
-         seed: int | np.random.Generator | None, **info: Any) -> SolverResult:
+         seed: int | np.random.Generator | None, **info: Any) -> Run:
     """Projected SGD with step 2/(t+1) and t-weighted averaging (see the module docstring).
 
     ``gradient(w, sample)`` is the stochastic gradient of P at w for one row of indices drawn
@@ -105,6 +106,7 @@ def _run(rec: TraceRecorder, name: str,
     return rec.result(average, None, t, name, radius=radius, **info)
 
 
+@solver("sgd-pairs", needs=("pair_samples",))
 def solve_sgd_pairs(
     formulation: Any,
     *,
@@ -115,13 +117,13 @@ def solve_sgd_pairs(
     callback: Callback | None = None,
     batch_size: int = 1,
     record_every: int | None = None,
-) -> SolverResult:
+) -> Run:
     """Stochastic gradient on preference pairs (Chapelle & Keerthi Alg. 2), O(1/t).
 
     Parameters
     ----------
     formulation : RankSVM
-        Any loss; its pairs are built (``formulation.pairs``).
+        Any loss; the ``pair_samples`` capability (its pairs are built).
     tol : float
         Stop when the certified relative duality gap of the averaged iterate is at most
         ``tol`` (squared hinge only; checked at recorded steps); 0 runs ``max_iter`` steps.
@@ -140,7 +142,7 @@ def solve_sgd_pairs(
 
     Returns
     -------
-    SolverResult
+    Run
         ``w`` is the weighted average; ``info`` has ``radius`` and ``batch_size``.
 
     References
@@ -171,6 +173,7 @@ def solve_sgd_pairs(
                 batch_size=batch_size)
 
 
+@solver("sgd-queries", needs=("query_blocks",))
 def solve_sgd_queries(
     formulation: Any,
     *,
@@ -181,13 +184,14 @@ def solve_sgd_queries(
     callback: Callback | None = None,
     batch_size: int = 1,
     record_every: int | None = None,
-) -> SolverResult:
+) -> Run:
     """Stochastic gradient on queries with O(n_q log n_q) query gradients (Alg. 3), O(1/t).
 
     Parameters
     ----------
     formulation : RankSVM
-        With structured weights (the query gradient is PRSVM+'s sorted loss on one query).
+        The ``query_blocks`` capability: structured weights (the query gradient is
+        PRSVM+'s sorted loss on one query).
     tol, max_iter, time_budget, seed, callback, record_every
         As in :func:`solve_sgd_pairs` (the draws are of queries).
     batch_size : int
@@ -195,7 +199,7 @@ def solve_sgd_queries(
 
     Returns
     -------
-    SolverResult
+    Run
         ``w`` is the weighted average; ``info`` has ``radius``, ``batch_size`` and
         ``n_queries`` (the Q' queries with pairs that are sampled).
 
@@ -209,7 +213,6 @@ def solve_sgd_queries(
     f = formulation
     rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
                     record_every=record_every)
-    f.loss_engine("sorted")  # refuses explicit per-pair weights with a clear message
     data = f.data
     ptr = data.query_ptr
     with_pairs = np.flatnonzero(

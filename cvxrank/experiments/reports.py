@@ -1,0 +1,169 @@
+"""Report writers: markdown tables, CSV files, and the LETOR grid's table, CSV and JSON.
+
+The paper reproductions' own tables are in :mod:`cvxrank.experiments.chapelle.reports`; they
+share :func:`markdown_table` and :func:`write_csv`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cvxrank.experiments.letor import EVALUATED, GridResult, point_dict
+from cvxrank.experiments.selection import TIE_BREAK
+
+#: The test measures the grid's table shows (those reported for the run's k and preset).
+TABLE_MEASURES = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10",
+                  "map", "mean_ndcg")
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A markdown table (cells converted with ``str``)."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def csv_value(value: Any) -> Any:
+    """A CSV cell: floats at full precision (``repr``), numpy scalars as Python ones."""
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def write_csv(path: Path, fields: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
+    """Write ``rows`` (dicts; missing fields empty) under the header ``fields``."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(fields))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: csv_value(row.get(k, "")) for k in fields})
+
+
+# --------------------------------------------------------------------------- LETOR grid
+
+
+def _label(measure: str) -> str:
+    return "MeanNDCG" if measure == "mean_ndcg" else measure.upper()
+
+
+def _shown(result: GridResult) -> list[str]:
+    keys = result.folds[0].test
+    return [m for m in TABLE_MEASURES if m in keys]
+
+
+def _params_text(params: dict[str, float]) -> str:
+    return ", ".join(f"{name}={value:g}" for name, value in params.items())
+
+
+def grid_markdown(result: GridResult) -> str:
+    """The per-fold table (selected point, its validation measure, its test measures), the
+    mean over folds, the validation measure at every grid point and a summary."""
+    shown = _shown(result)
+    sel = _label(result.measure)
+    names = list(result.grid.names)
+    rows = [[str(f.fold)] + [f"{f.selected_params[n]:g}" for n in names]
+            + [f"{f.validation[result.measure]:.4f}"] + [f"{f.test[m]:.4f}" for m in shown]
+            for f in result.folds]
+    mean = result.mean()
+    rows.append(["mean"] + ["" for _ in names]
+                + [f"{np.mean([f.validation[result.measure] for f in result.folds]):.4f}"]
+                + [f"**{mean[m]:.4f}**" for m in shown])
+    table = markdown_table(["fold"] + names + [f"vali {sel}"] + [f"test {_label(m)}"
+                                                                  for m in shown], rows)
+    points = result.folds[0].params
+    cells = []
+    for i, point in enumerate(points):
+        row = [_params_text(point)]
+        for f in result.folds:
+            r = f.results[i]
+            value = f"{r.measures['vali'][result.measure]:.4f}" if r.ok else "failed"
+            row.append(f"**{value}**" if i == f.selected else value)
+        cells.append(row)
+    by_point = markdown_table(["grid point"] + [f"fold {f.fold}" for f in result.folds], cells)
+    failed = sum(not r.ok for f in result.folds for r in f.results)
+    subset = ("" if result.max_train_queries is None else
+              f" Training on the first {result.max_train_queries} queries of each fold.")
+    notes = [
+        f"{result.method} ({result.loss}), solver {result.solver}; trained on train.txt at "
+        f"each of {len(points)} grid points, selected by {sel} on vali.txt ({TIE_BREAK}); "
+        f"test measures of the selected model on test.txt, preset {result.preset}.{subset}",
+        f"{sum(len(f.results) for f in result.folds)} tasks on the {result.backend} backend"
+        + (f" ({result.workers} workers)" if result.workers else "")
+        + f" in {result.elapsed:.2f} s (wall-clock, worker start-up included)"
+        + (f"; {failed} failed (see grid-points.csv)" if failed else "") + ".",
+    ]
+    return "\n".join([table, "", f"Validation {sel} at every grid point (selected in bold):",
+                      "", by_point, ""] + notes) + "\n"
+
+
+def grid_rows(result: GridResult) -> tuple[list[str], list[dict[str, Any]]]:
+    """``grid.csv``: one row per fold (selected point, validation measure, every test
+    measure), then the ``mean`` row."""
+    names = list(result.grid.names)
+    measures = list(result.folds[0].test)
+    vali = f"vali_{result.measure}"
+    rows = [{"fold": f.fold, **f.selected_params, vali: f.validation[result.measure],
+             **{f"test_{m}": f.test[m] for m in measures}} for f in result.folds]
+    rows.append({"fold": "mean",
+                 vali: float(np.mean([f.validation[result.measure] for f in result.folds])),
+                 **{f"test_{m}": v for m, v in result.mean().items()}})
+    return ["fold"] + names + [vali] + [f"test_{m}" for m in measures], rows
+
+
+def grid_point_rows(result: GridResult) -> tuple[list[str], list[dict[str, Any]]]:
+    """``grid-points.csv``: one row per (fold, grid point) with its run and measures."""
+    names = list(result.grid.names)
+    measures = list(result.folds[0].test)
+    run_fields = ["ok", "selected", "solver", "objective", "n_iter", "converged", "time",
+                  "setup_time", "wall_time", "error"]
+    rows = []
+    for f in result.folds:
+        for i, (params, r) in enumerate(zip(f.params, f.results, strict=True)):
+            point = point_dict(params, r, selected=(i == f.selected))
+            row = {"fold": f.fold, **params, **{k: point.get(k, "") for k in run_fields}}
+            for split in EVALUATED:
+                row.update({f"{split}_{m}": v for m, v in point[split].items()})
+            rows.append(row)
+    fields = (["fold"] + names + run_fields
+              + [f"{split}_{m}" for split in EVALUATED for m in measures])
+    return fields, rows
+
+
+def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``grid.md``, ``grid.csv``, ``grid-points.csv``, ``grid.json`` and, for a grid of
+    one axis, ``grid-validation.png`` (:func:`cvxrank.plots.plot_grid_validation`).
+
+    Returns
+    -------
+    dict
+        ``{"markdown", "csv", "points_csv", "json"[, "png"]}`` to paths.
+    """
+    from cvxrank.cli.common import to_jsonable
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"markdown": out / "grid.md", "csv": out / "grid.csv",
+             "points_csv": out / "grid-points.csv", "json": out / "grid.json"}
+    files["markdown"].write_text(f"# LETOR protocol: {result.method} on {result.data_dir}\n\n"
+                                 + grid_markdown(result), encoding="utf-8")
+    write_csv(files["csv"], *grid_rows(result))
+    write_csv(files["points_csv"], *grid_point_rows(result))
+    files["json"].write_text(json.dumps(to_jsonable(result.to_dict()), indent=2,
+                                        allow_nan=False) + "\n", encoding="utf-8")
+    if len(result.grid.axes) == 1:
+        from cvxrank.plots import new_figure, plot_grid_validation
+
+        fig = new_figure(figsize=(6.5, 4.5))
+        plot_grid_validation(result, fig.add_subplot(1, 1, 1))
+        fig.tight_layout()
+        files["png"] = out / "grid-validation.png"
+        fig.savefig(files["png"], dpi=120)
+    return files

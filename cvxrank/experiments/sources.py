@@ -1,0 +1,108 @@
+"""Data sets that a task names by paths and numbers, and the per-process cache that reads them.
+
+A task never carries data: it carries a *source* (a LETOR fold folder, or the numbers of a
+synthetic generator), and whichever process runs it rebuilds the data from that. Reading a
+LETOR file costs far more than fitting a linear ranker on it (OHSUMED's ``train.txt``:
+about 0.7 s to parse, 0.02-0.08 s for PRSVM+), so each process keeps the last
+:data:`CACHE_SIZE` data sets it built (:func:`functools.lru_cache`, keyed by the file's
+resolved path, modification time and size, or by the generator's numbers): a process that
+runs every grid point of a fold reads the fold's files once.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.svmlight import read_svmlight
+from cvxrank.data.synthetic import make_synthetic
+
+#: Data sets each process keeps (two LETOR folds' train, vali and test).
+CACHE_SIZE = 6
+
+#: The splits of a LETOR fold folder.
+LETOR_SPLITS = ("train", "vali", "test")
+
+
+@dataclass(frozen=True)
+class LetorFold:
+    """One fold of a LETOR data set: ``root/FoldK/{train,vali,test}.txt``.
+
+    Attributes
+    ----------
+    root : str
+        The folder holding ``Fold1`` ... (e.g. ``letor3_ohsumed/QueryLevelNorm``).
+    fold : int
+        Fold number K.
+    """
+
+    root: str
+    fold: int
+
+    @property
+    def key(self) -> str:
+        """What tasks on the same files share (:func:`cvxrank.experiments.backends.plan_chunks`)."""
+        return f"{self.root}/Fold{self.fold}"
+
+    def path(self, split: str) -> Path:
+        """The file of ``split`` (``train``, ``vali`` or ``test``)."""
+        if split not in LETOR_SPLITS:
+            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(LETOR_SPLITS)}")
+        return Path(self.root) / f"Fold{self.fold}" / f"{split}.txt"
+
+    def load(self, split: str) -> RankingData:
+        """The data of ``split``, read once per process (see the module docstring)."""
+        path = self.path(split).resolve()
+        stat = path.stat()
+        return _read_file(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@dataclass(frozen=True)
+class Synthetic:
+    """A seeded synthetic data set: :func:`cvxrank.data.synthetic.make_synthetic`'s numbers.
+
+    It has one split, ``train``.
+    """
+
+    n_queries: int
+    docs_per_query: int
+    n_features: int
+    n_grades: int
+    noise: float
+    seed: int
+
+    @property
+    def key(self) -> str:
+        """What tasks on the same data share."""
+        return (f"synthetic {self.n_queries}x{self.docs_per_query} d={self.n_features} "
+                f"grades={self.n_grades} noise={self.noise:g} seed={self.seed}")
+
+    def load(self, split: str) -> RankingData:
+        """The data (built once per process); ``split`` must be ``train``."""
+        if split != "train":
+            raise ValueError(f"a synthetic source has only a train split; got {split!r}")
+        return _generate(self)
+
+
+Source = LetorFold | Synthetic
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _read_file(path: str, mtime_ns: int, size: int) -> RankingData:
+    del mtime_ns, size  # part of the cache key: a rewritten file is read again
+    return read_svmlight(path)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _generate(source: Synthetic) -> RankingData:
+    return make_synthetic(n_queries=source.n_queries, docs_per_query=source.docs_per_query,
+                          n_features=source.n_features, n_grades=source.n_grades,
+                          noise=source.noise, seed=source.seed)
+
+
+def clear_cache() -> None:
+    """Forget every data set this process has read or generated."""
+    _read_file.cache_clear()
+    _generate.cache_clear()

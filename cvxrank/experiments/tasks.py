@@ -1,0 +1,230 @@
+"""A task: one training run (and its evaluation) that any process can rebuild and run.
+
+A :class:`Task` holds only paths and numbers: the data source (a LETOR fold folder or a
+synthetic generator's numbers, :mod:`cvxrank.experiments.sources`), the method of
+:mod:`cvxrank.methods` with its loss and hyper-parameters, the solver, the seed, which splits
+to evaluate and how to time. :func:`run_task` rebuilds the data (read once per process),
+builds the formulation, fits it and returns a :class:`TaskResult` of plain picklable values:
+the :class:`~cvxrank.trace.Run` records (without the dual point, which can be as long as the
+pairs), the wall-clock times, the data sizes and the measures of
+:func:`cvxrank.metrics.evaluate`. No formulation, CVXPY object or data set leaves the
+process that ran the task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cvxrank.errors import PairLimitError, SolverError
+from cvxrank.experiments.sources import LetorFold, Synthetic
+from cvxrank.experiments.timing import peak_memory, repeat_until, timed
+from cvxrank.trace import Run
+
+#: Solvers that are baselines rather than :func:`cvxrank.fitting.fit_formulation` solvers.
+BASELINE_SOLVERS = ("linearsvc",)
+
+#: Failures that make one task (one grid point) fail without stopping the others: a solver
+#: that did not reach its tolerance, pairs over the limit. Anything else (a malformed data
+#: file, an unknown parameter) stops the whole run.
+TASK_FAILURES: tuple[type[Exception], ...] = (SolverError, PairLimitError)
+
+_PROCESS = {"prepared": False}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One training run, described by paths and numbers only.
+
+    Attributes
+    ----------
+    source : LetorFold or Synthetic
+        Where the data comes from; the model is trained on its ``train`` split.
+    method : str
+        A method of :mod:`cvxrank.methods` (``ranksvm``, ``irsvm``, ``ocsvm``).
+    loss : str or None
+        Its loss (None: the method's default).
+    params : dict of str to float
+        Hyper-parameters given to the formulation (``{"C": 5e-5}``).
+    solver : str
+        ``"auto"``, a solver name of :func:`cvxrank.fitting.fit_formulation`, or a baseline
+        of :data:`BASELINE_SOLVERS` (``"linearsvc"``: LinearSVC on explicit pairs).
+    tol : float or None
+        The solver's tolerance (None: its default; LIBLINEAR's ``tol`` for ``linearsvc``).
+    seed : int or None
+        Seed of a stochastic solver.
+    evaluate_on : tuple of str
+        Splits on which the fitted model is evaluated (``("vali", "test")``).
+    preset : str
+        Metric conventions of :func:`cvxrank.metrics.evaluate`.
+    k : int
+        Largest cut-off of NDCG@k and P@k.
+    max_train_queries : int or None
+        Train on the first this many queries only (None: all).
+    repeat, min_time, max_repeat : int, float, int
+        Fit at least ``repeat`` times and until the fits total ``min_time`` seconds (at most
+        ``max_repeat`` fits), each on a fresh formulation (for timing; the default fits once).
+    measure_memory : bool
+        Also fit once more under ``tracemalloc`` and record the peak traced bytes.
+    """
+
+    source: LetorFold | Synthetic
+    method: str
+    loss: str | None = None
+    params: dict[str, float] = field(default_factory=dict)
+    solver: str = "auto"
+    tol: float | None = None
+    seed: int | None = None
+    evaluate_on: tuple[str, ...] = ()
+    preset: str = "letor3"
+    k: int = 10
+    max_train_queries: int | None = None
+    repeat: int = 1
+    min_time: float = 0.0
+    max_repeat: int = 1
+    measure_memory: bool = False
+
+
+@dataclass
+class TaskResult:
+    """What :func:`run_task` returns: plain values only.
+
+    Attributes
+    ----------
+    task : Task
+    runs : list of Run
+        One per timed fit, in order, each without its dual point (``alpha=None``); empty when
+        the task failed.
+    wall_times : list of float
+        Wall-clock seconds of each fit call (set-up included, the formulation's construction
+        not); see :mod:`cvxrank.experiments.timing` for the clocks.
+    sizes : dict
+        ``{"train": {"n_documents", "n_queries", "n_features", "n_pairs"}, <split>:
+        {"n_documents", "n_queries"}}`` for the training data and every evaluated split.
+    measures : dict
+        ``{<split>: evaluate(...)}`` for every split of ``task.evaluate_on``: the keys of
+        :func:`cvxrank.metrics.evaluate` (``ndcg@1``..``ndcg@k``, ``p@1``..``p@k``,
+        ``map``, ``mrr`` and, for ``letor4``, ``mean_ndcg``).
+    peak_bytes : int or None
+        Peak traced memory of one fit (``task.measure_memory``).
+    error : str or None
+        Why the task failed (one of :data:`TASK_FAILURES`), None when it ran.
+    error_type : str or None
+        The failure's class name (``"PairLimitError"``, ``"SolverError"``).
+    pid : int
+        The process that ran the task.
+    """
+
+    task: Task
+    runs: list[Run]
+    wall_times: list[float]
+    sizes: dict[str, dict[str, int]]
+    measures: dict[str, dict[str, float]]
+    peak_bytes: int | None = None
+    error: str | None = None
+    error_type: str | None = None
+    pid: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Whether the task ran (no failure)."""
+        return self.error is None
+
+    @property
+    def run(self) -> Run:
+        """The last fit."""
+        return self.runs[-1]
+
+    @property
+    def wall_time(self) -> float:
+        """Median wall-clock seconds of the fits."""
+        return float(statistics.median(self.wall_times))
+
+
+def fit_timed(formulation: Any, solver: str = "auto", *, tol: float | None = None,
+              seed: int | None = None) -> tuple[Run, float]:
+    """Fit ``formulation`` with ``solver``; return the run and the call's wall-clock seconds.
+
+    ``solver`` is ``"linearsvc"`` (:func:`cvxrank.baselines.fit_linearsvc_pairs`, with
+    LIBLINEAR's ``tol`` when given) or anything :func:`cvxrank.fitting.fit_formulation`
+    accepts.
+    """
+    if solver == "linearsvc":
+        from cvxrank.baselines import fit_linearsvc_pairs
+
+        options = {} if tol is None else {"tol": tol}
+        return timed(lambda: fit_linearsvc_pairs(formulation, **options))
+    from cvxrank.fitting import fit_formulation
+
+    return timed(lambda: fit_formulation(formulation, solver, tol=tol, seed=seed))
+
+
+def prepare_process() -> None:
+    """Load PRSVM+'s compiled kernels once per process, before anything is timed
+    (:func:`cvxrank.formulations.sorted_kernels.warm_up`)."""
+    if not _PROCESS["prepared"]:
+        from cvxrank.formulations.sorted_kernels import warm_up
+
+        warm_up()
+        _PROCESS["prepared"] = True
+
+
+def training_data(task: Task) -> Any:
+    """The task's training data (its first ``max_train_queries`` queries when given)."""
+    train = task.source.load("train")
+    if task.max_train_queries is not None and task.max_train_queries < train.n_queries:
+        train = train.subset(np.arange(task.max_train_queries))
+    return train
+
+
+def run_task(task: Task) -> TaskResult:
+    """Rebuild the task's data, fit (``repeat`` times), evaluate; return plain values.
+
+    The scores of a split are ``X @ w[:d]`` with d the training data's features (OC SVM's
+    primal point appends its thresholds to the weights; a split with fewer features is
+    padded with zero columns, :meth:`~cvxrank.data.ranking_data.RankingData.pad_features`).
+
+    Raises
+    ------
+    ValueError, CvxrankError, OSError
+        For anything but a failure of :data:`TASK_FAILURES` (recorded in the result).
+    """
+    from cvxrank.data.pairs import count_pairs
+    from cvxrank.methods import get
+    from cvxrank.metrics import evaluate
+
+    prepare_process()
+    train = training_data(task)
+    d = train.n_features
+    sizes = {"train": {"n_documents": train.n_documents, "n_queries": train.n_queries,
+                       "n_features": d, "n_pairs": int(count_pairs(train).sum())}}
+    method = get(task.method)
+
+    def fit_once() -> tuple[Run, float]:
+        formulation = method.build(train, loss=task.loss, **task.params)
+        return fit_timed(formulation, task.solver, tol=task.tol, seed=task.seed)
+
+    try:
+        runs, wall_times = repeat_until(fit_once, repeat=task.repeat, min_time=task.min_time,
+                                        max_repeat=task.max_repeat)
+        peak = peak_memory(fit_once) if task.measure_memory else None
+    except TASK_FAILURES as exc:
+        return TaskResult(task=task, runs=[], wall_times=[], sizes=sizes, measures={},
+                          error=str(exc), error_type=type(exc).__name__, pid=os.getpid())
+    w = runs[-1].w[:d]
+    measures = {}
+    for split in task.evaluate_on:
+        data = task.source.load(split).pad_features(d)
+        sizes[split] = {"n_documents": data.n_documents, "n_queries": data.n_queries}
+        scores = np.asarray(data.X @ w)
+        measures[split] = {key: float(value) for key, value in
+                           evaluate(data.y, scores, data.query_ptr, preset=task.preset,
+                                    k=task.k).items()}
+    return TaskResult(task=task, runs=[dataclasses.replace(r, alpha=None) for r in runs],
+                      wall_times=wall_times, sizes=sizes, measures=measures,
+                      peak_bytes=peak, pid=os.getpid())

@@ -1,0 +1,554 @@
+r"""Feasible sets as objects: exact Euclidean projection, violation and CVXPY constraints.
+
+Each set :math:`S \subset \mathbb{R}^m` of this module gives, from one declaration,
+
+* ``project(v)``: the exact Euclidean projection :math:`\arg\min_{z \in S} \|z - v\|_2`,
+  vectorized (no loop over coordinates or groups);
+* ``violation(v)``: the largest violation of the set's constraints at ``v`` (0 when
+  :math:`v \in S`), in the units of ``v``;
+* ``constraints(x)``: the same constraints on a CVXPY expression ``x`` of length m.
+
+A formulation declares its dual feasible set once (``dual_set``, see
+:class:`cvxrank.formulations.base.ProjectableDual`), and its projection for the dual solvers,
+its feasibility measure for the validation and the constraints of its CVXPY dual all come
+from that one object.
+
+**Bounds that depend on a hyper-parameter.** A set's size-defining bounds (the box bounds, a
+simplex's total, a ball's radius) are ``scale * base``: ``base`` is fixed data (an array or a
+float) and ``scale`` a positive float or a :class:`Scale`, an object whose value can change
+after the set is made (a formulation's hyper-parameter C, for instance). ``project`` and
+``violation`` read ``float(scale)`` on every call; ``constraints`` writes
+``scale.expression() * base`` with the ``cp.Parameter`` that the scale provides, so the
+CVXPY problem stays DPP and is re-solved, not rebuilt, when the value changes.
+
+This module imports CVXPY only inside ``constraints``.
+
+Adding a set is one subclass of :class:`ConvexSet` with its three methods; the contract test
+(``tests/test_sets.py``) compares every set's ``project`` with a CVXPY projection written
+with the set's own ``constraints``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+
+
+class Scale(Protocol):
+    """A positive scalar whose value may change after a set is made (a hyper-parameter).
+
+    ``float(scale)`` is its current value; ``scale.expression()`` the CVXPY expression (a
+    ``cp.Parameter``, nonnegative) that stands for it in CVXPY problems.
+    """
+
+    def __float__(self) -> float: ...
+
+    def expression(self) -> cp.Expression: ...
+
+
+def _bound(base: float | np.ndarray, scale: float | Scale) -> float | np.ndarray | cp.Expression:
+    """``scale * base`` for CVXPY: a number, or the scale's expression times ``base``.
+
+    A zero or infinite scalar ``base`` stays a number (it does not depend on the scale), and
+    a ``base`` of 1 gives the scale's expression itself.
+    """
+    if np.ndim(base) == 0 and (base == 0 or np.isinf(base)):
+        return float(base)
+    if isinstance(scale, (int, float)):
+        return float(scale) * base
+    if np.ndim(base) == 0 and base == 1:
+        return scale.expression()
+    return scale.expression() * base
+
+
+def _check_scale(scale: float | Scale) -> float | Scale:
+    if isinstance(scale, (int, float)) and not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be finite and > 0, got {scale}")
+    return scale
+
+
+def _vector(v: np.ndarray, size: int | None, *, finite: bool) -> np.ndarray:
+    """``v`` as a float64 vector of length ``size`` (any length if None), optionally finite."""
+    v = np.asarray(v, dtype=np.float64)
+    if v.ndim != 1 or (size is not None and v.shape[0] != size):
+        want = "a 1-D array" if size is None else f"shape ({size},)"
+        raise ValueError(f"the point must be {want}, got shape {v.shape}")
+    if finite and not np.all(np.isfinite(v)):
+        raise ValueError("the point must be finite")
+    return v
+
+
+def _groups(group: np.ndarray, n_groups: int | None = None) -> tuple[np.ndarray, int]:
+    """Validated group labels (non-negative integers, every group 0 .. G-1 non-empty)."""
+    group = np.asarray(group)
+    if group.ndim != 1 or group.size == 0:
+        raise ValueError(f"group must be a non-empty 1-D array, got shape {group.shape}")
+    if not np.issubdtype(group.dtype, np.integer) or group.min() < 0:
+        raise ValueError("group must hold non-negative integers")
+    n_groups = int(group.max()) + 1 if n_groups is None else n_groups
+    counts = np.bincount(group, minlength=n_groups)
+    if counts.size > n_groups or np.any(counts == 0):
+        empty = np.flatnonzero(counts == 0)
+        what = f"group {empty[0]} is empty" if empty.size else f"a label is >= {n_groups}"
+        raise ValueError(f"{what}: every group 0 .. {n_groups - 1} needs a coordinate")
+    return group.astype(np.int64, copy=False), n_groups
+
+
+class ConvexSet(ABC):
+    """A closed convex set with its exact projection, its violation and its CVXPY constraints.
+
+    Subclasses implement the three methods; every bound that scales with a hyper-parameter
+    is ``scale * base`` (see the module docstring).
+    """
+
+    @abstractmethod
+    def project(self, v: np.ndarray) -> np.ndarray:
+        """The Euclidean projection of ``v`` onto the set (a new array)."""
+
+    @abstractmethod
+    def violation(self, v: np.ndarray) -> float:
+        """The largest violation of the set's constraints at ``v`` (0.0 if ``v`` is in it)."""
+
+    @abstractmethod
+    def constraints(self, x: cp.Expression) -> list[cp.Constraint]:
+        """The set's constraints on the CVXPY expression ``x`` (DPP in the scale)."""
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({fields})"
+
+
+class Box(ConvexSet):
+    r"""The box :math:`\{z : s\,l \le z \le s\,u\}`, coordinatewise; with ``upper=inf``, the
+    shifted orthant :math:`z \ge s\,l`.
+
+    Parameters
+    ----------
+    lower, upper : float or array of shape (m,)
+        The bounds before scaling, :math:`l \le u`. An infinite bound (``-inf`` below,
+        ``inf`` above) must be a scalar; array bounds are finite.
+    scale : float or Scale
+        :math:`s > 0`, multiplying both bounds.
+
+    Notes
+    -----
+    The projection is the clip :math:`\min(\max(v, s\,l), s\,u)`; a NaN coordinate stays
+    NaN. RankSVM's duals (Li 2011, Sect. 4.1; Chapelle & Keerthi 2010, eq. (1)):
+    :math:`[0, C c]` (hinge), :math:`[0, 2 C c]` (Huber), :math:`[0, \infty)` (squared hinge).
+    """
+
+    def __init__(self, lower: float | np.ndarray = 0.0, upper: float | np.ndarray = np.inf, *,
+                 scale: float | Scale = 1.0) -> None:
+        self.lower = self._check_bound(lower, "lower", allowed_inf=-np.inf)
+        self.upper = self._check_bound(upper, "upper", allowed_inf=np.inf)
+        if np.any(np.asarray(self.lower) > np.asarray(self.upper)):
+            raise ValueError("every lower bound must be <= its upper bound")
+        self.scale = _check_scale(scale)
+
+    @staticmethod
+    def _check_bound(bound: float | np.ndarray, what: str,
+                     allowed_inf: float) -> float | np.ndarray:
+        if np.ndim(bound) == 0:
+            value = float(bound)
+            if not (np.isfinite(value) or value == allowed_inf):
+                raise ValueError(f"{what} must be finite or {allowed_inf}, got {value}")
+            return value
+        out = np.array(bound, dtype=np.float64)
+        if out.ndim != 1 or not np.all(np.isfinite(out)):
+            raise ValueError(f"an array {what} bound must be 1-D and finite")
+        out.flags.writeable = False
+        return out
+
+    def bounds(self) -> tuple[float | np.ndarray, float | np.ndarray]:
+        """The scaled bounds ``(s l, s u)`` at the current scale."""
+        s = float(self.scale)
+        return s * self.lower, s * self.upper
+
+    def project(self, v: np.ndarray) -> np.ndarray:
+        """``clip(v, s l, s u)``."""
+        v = np.asarray(v, dtype=np.float64)
+        lo, hi = self.bounds()
+        if np.ndim(hi) == 0 and hi == np.inf:
+            return np.maximum(v, lo)
+        if np.ndim(lo) == 0 and lo == -np.inf:
+            return np.minimum(v, hi)
+        return np.clip(v, lo, hi)
+
+    def violation(self, v: np.ndarray) -> float:
+        """``max(0, max(s l - v), max(v - s u))``."""
+        v = np.asarray(v, dtype=np.float64)
+        lo, hi = self.bounds()
+        below = float(np.max(lo - v, initial=0.0)) if np.any(np.isfinite(lo)) else 0.0
+        above = float(np.max(v - hi, initial=0.0)) if np.any(np.isfinite(hi)) else 0.0
+        return max(0.0, below, above)
+
+    def constraints(self, x: cp.Expression) -> list[cp.Constraint]:
+        """``[x >= s l, x <= s u]``, leaving out an infinite side."""
+        out = []
+        if np.any(np.isfinite(self.lower)):
+            out.append(x >= _bound(self.lower, self.scale))
+        if np.any(np.isfinite(self.upper)):
+            out.append(x <= _bound(self.upper, self.scale))
+        return out
+
+
+class BoxEqualSums(ConvexSet):
+    r"""Boxes with one balanced-sum equality per group (the fixed-margin OC SVM's dual).
+
+    .. math::
+
+        \Big\{z : 0 \le z_k \le s\,u_k, \quad
+        \sum_{k \in g,\, \sigma_k = +1} z_k = \sum_{k \in g,\, \sigma_k = -1} z_k
+        \ \text{ for every group } g\Big\},
+
+    i.e. :math:`\sum_{k \in g} \sigma_k z_k = 0`: the product over thresholds of Li (2011),
+    Sect. 3.1's dual constraints :math:`0 \le \alpha \le C`,
+    :math:`\sum_i \alpha_{r,i} = \sum_i \alpha^*_{r+1,i}`.
+
+    Parameters
+    ----------
+    group : int array of shape (m,)
+        Group of each coordinate, ``0 .. G-1``; every group holds coordinates of both signs
+        (a group with one sign only would make its set the single point 0, which the
+        projection does not treat).
+    sign : array of shape (m,)
+        :math:`\sigma_k \in \{-1, +1\}`.
+    upper : float or array of shape (m,)
+        :math:`u_k > 0`, finite.
+    scale : float or Scale
+        :math:`s > 0`.
+
+    Raises
+    ------
+    ValueError
+        For mismatched shapes, a sign other than +-1, a bound that is not finite and
+        positive, or a group without both signs.
+
+    Notes
+    -----
+    The problem separates over groups. For one group the KKT conditions give
+    :math:`z_k(\lambda) = \min(s u_k, \max(0, v_k - \sigma_k \lambda))` with the multiplier
+    :math:`\lambda` a root of the non-increasing, piecewise linear :math:`h(\lambda) =
+    \sum_k \sigma_k z_k(\lambda)`, which falls from :math:`\sum_{\sigma_k = +1} s u_k > 0`
+    to :math:`-\sum_{\sigma_k = -1} s u_k < 0`. Term :math:`k` is strictly between its bounds
+    for :math:`\lambda` in an interval of length :math:`s u_k`, on which it adds -1 to the
+    slope of :math:`h`. All :math:`2m` interval ends are sorted (per group, in one
+    ``lexsort``); cumulative sums of the slopes locate the segment on which :math:`h`
+    changes sign, and on that segment, with :math:`A` the coordinates strictly inside their
+    box and :math:`T` those at their upper bound,
+
+    .. math::
+
+        \lambda^\star = \frac{\sum_{k \in T} \sigma_k s u_k + \sum_{k \in A} \sigma_k v_k}{|A|}
+
+    is the exact root, computed afresh from the active sets (the cumulative sums only
+    bracket it). Cost: :math:`O(m \log m)`. The projection satisfies the bounds exactly and
+    each equality up to rounding (:math:`|\sum_{k \in g} \sigma_k z_k| \lesssim \varepsilon
+    \sum_{k \in g} s u_k`).
+
+    References
+    ----------
+    .. [1] P. Brucker, "An O(n) algorithm for quadratic knapsack problems", Operations
+       Research Letters 3(3), 1984 (the breakpoint search for one equality and a box).
+    .. [2] K. C. Kiwiel, "Breakpoint searching algorithms for the continuous quadratic
+       knapsack problem", Math. Programming 112, 2008.
+    """
+
+    def __init__(self, group: np.ndarray, sign: np.ndarray, upper: float | np.ndarray = 1.0,
+                 *, scale: float | Scale = 1.0) -> None:
+        group, self.n_groups = _groups(group)
+        sign = np.asarray(sign, dtype=np.float64)
+        m = group.size
+        if sign.shape != (m,):
+            raise ValueError(f"group and sign must be 1-D of one length, got shapes "
+                             f"{group.shape}, {sign.shape}")
+        if not np.all(np.abs(sign) == 1.0):
+            raise ValueError("sign must hold only -1 and +1")
+        if np.ndim(upper) == 0:
+            upper = float(upper)
+        else:
+            upper = np.array(upper, dtype=np.float64)
+            if upper.shape != (m,):
+                raise ValueError(f"upper must be a scalar or of shape ({m},), got {upper.shape}")
+            upper.flags.writeable = False
+        if not np.all(np.isfinite(upper) & (np.asarray(upper) > 0)):
+            raise ValueError("upper bounds must be finite and > 0")
+        plus = sign > 0
+        n_plus = np.bincount(group, weights=plus, minlength=self.n_groups)
+        n_minus = np.bincount(group, weights=~plus, minlength=self.n_groups)
+        lacking = np.flatnonzero((n_plus == 0) | (n_minus == 0))
+        if lacking.size:
+            raise ValueError(f"group {lacking[0]} lacks coordinates of one sign; every group "
+                             f"0 .. {self.n_groups - 1} needs both signs")
+        self.group, self.sign, self.upper = group, sign, upper
+        self.scale = _check_scale(scale)
+        self._plus = plus
+
+    @property
+    def size(self) -> int:
+        """The dimension m."""
+        return int(self.group.size)
+
+    def _upper(self) -> float | np.ndarray:
+        """The scaled upper bounds :math:`s u`."""
+        return float(self.scale) * self.upper
+
+    def signed_sums(self, v: np.ndarray) -> np.ndarray:
+        r"""Per group, :math:`\sum_{k \in g} \sigma_k v_k` (length G)."""
+        return np.bincount(self.group, weights=self.sign * v, minlength=self.n_groups)
+
+    def project(self, v: np.ndarray) -> np.ndarray:
+        """The exact projection, by sorting the breakpoints (class Notes); ``v`` finite."""
+        v = _vector(v, self.size, finite=True)
+        group, sign, plus, m, n_groups = self.group, self.sign, self._plus, self.size, \
+            self.n_groups
+        u = np.broadcast_to(np.asarray(self._upper(), dtype=np.float64), (m,))
+        # Term k is strictly inside its box for lo_k < lambda < hi_k.
+        lo = np.where(plus, v - u, -v)
+        hi = np.where(plus, v, u - v)
+        points = np.concatenate([lo, hi])
+        slope_change = np.concatenate([-np.ones(m, dtype=np.int64), np.ones(m, dtype=np.int64)])
+        owner = np.concatenate([group, group])
+        order = np.lexsort((points, owner))  # by group, then breakpoint; stable (lo before hi)
+        ev_point, ev_group = points[order], owner[order]
+        # slope of h just right of each event; it is back to 0 at the end of every group, so
+        # one running sum serves all groups
+        slope = np.cumsum(slope_change[order])
+        increment = np.zeros(2 * m)
+        increment[1:] = slope[:-1] * np.diff(ev_point)
+        running = np.cumsum(increment)
+        start = np.searchsorted(ev_group, np.arange(n_groups))
+        h_start = np.bincount(group, weights=np.where(plus, u, 0.0), minlength=n_groups)
+        h = h_start[ev_group] + (running - running[start[ev_group]])
+        # first event of each group with h <= 0; the group's last event always qualifies,
+        # since h there is -sum of the minus-side bounds < 0 (forced, in case rounding hid it)
+        crossed = h <= 0.0
+        last = np.r_[start[1:], 2 * m] - 1
+        crossed[last] = True
+        hits = np.flatnonzero(crossed)
+        first = hits[np.searchsorted(ev_group[hits], np.arange(n_groups))]
+
+        # active sets on the bracketing segment (event ranks first-1 .. first), from the sort
+        rank = np.empty(2 * m, dtype=np.int64)
+        rank[order] = np.arange(2 * m)
+        rank_lo, rank_hi = rank[:m], rank[m:]
+        j = first[group]
+        active = (rank_lo < j) & (rank_hi >= j)
+        at_top = np.where(plus, rank_lo >= j, rank_hi < j)
+        total = np.bincount(group, weights=sign * (u * at_top + v * active), minlength=n_groups)
+        count = np.bincount(group, weights=active, minlength=n_groups)
+        lam = total / count
+        return np.clip(v - sign * lam[group], 0.0, u)
+
+    def violation(self, v: np.ndarray) -> float:
+        """``max(0, max(-v), max(v - s u), max_g |sum_g sigma v|)``."""
+        v = np.asarray(v, dtype=np.float64)
+        return max(0.0, float(np.max(-v, initial=0.0)),
+                   float(np.max(v - self._upper(), initial=0.0)),
+                   float(np.abs(self.signed_sums(v)).max()))
+
+    def constraints(self, x: cp.Expression) -> list[cp.Constraint]:
+        """``[x >= 0, x <= s u, E x == 0]`` with the G x m signed group matrix E."""
+        m = self.size
+        signed = sp.csr_matrix((self.sign, (np.arange(m), self.group)), shape=(m, self.n_groups))
+        return [x >= 0, x <= _bound(self.upper, self.scale), signed.T @ x == 0]
+
+
+class _GroupSums(ConvexSet):
+    r"""Nonnegative coordinates with one constraint on the sum of each group (base class).
+
+    Parameters
+    ----------
+    group : int array of shape (m,)
+        Group of each coordinate; every group ``0 .. G-1`` is non-empty.
+    total : float or array of shape (G,)
+        :math:`r_g \ge 0` before scaling (finite); a scalar applies to every group, and an
+        array sets G (then the labels must be ``0 .. G-1``).
+    scale : float or Scale
+        :math:`s > 0`, multiplying the totals.
+    """
+
+    def __init__(self, group: np.ndarray, total: float | np.ndarray = 1.0, *,
+                 scale: float | Scale = 1.0) -> None:
+        if np.ndim(total) == 0:
+            self.group, self.n_groups = _groups(group)
+            total = float(total)
+        else:
+            total = np.array(total, dtype=np.float64)
+            if total.ndim != 1:
+                raise ValueError(f"total must be a scalar or 1-D, got shape {total.shape}")
+            self.group, self.n_groups = _groups(group, total.size)
+            total.flags.writeable = False
+        if not np.all(np.isfinite(total) & (np.asarray(total) >= 0)):
+            raise ValueError("every total must be finite and >= 0")
+        self.total = total
+        self.scale = _check_scale(scale)
+        self._count = np.bincount(self.group, minlength=self.n_groups)
+        # position of each group's first coordinate once sorted by group
+        self._start = np.r_[0, np.cumsum(self._count)[:-1]]
+
+    @property
+    def size(self) -> int:
+        """The dimension m."""
+        return int(self.group.size)
+
+    def _totals(self) -> np.ndarray:
+        """The scaled totals :math:`s r_g` (length G)."""
+        return np.broadcast_to(float(self.scale) * np.asarray(self.total), (self.n_groups,))
+
+    def sums(self, v: np.ndarray) -> np.ndarray:
+        """Per group, the sum of the coordinates of ``v`` (length G)."""
+        return np.bincount(self.group, weights=v, minlength=self.n_groups)
+
+    def _project_on_sums(self, v: np.ndarray) -> np.ndarray:
+        r"""Projection onto :math:`\{z \ge 0, \sum_{k \in g} z_k = s r_g\}` for every group.
+
+        :math:`z = \max(v - \theta_g, 0)` with the threshold :math:`\theta_g` of each group
+        (Held, Wolfe & Crowder 1974; Duchi et al. 2008, Fig. 1): with the group's values
+        sorted decreasingly, :math:`x_1 \ge \dots \ge x_n`, the coordinates kept are the
+        first :math:`\rho = \max\{j : j x_j - \sum_{i \le j} x_i + r > 0\}`, and
+        :math:`\theta = (\sum_{i \le \rho} x_i - r)/\rho` (:math:`z = 0` when :math:`r = 0`).
+        Values are centred on their group's mean first, so that one cumulative sum over all
+        groups carries no rounding from one group into the next; the prefix sums only
+        locate :math:`\rho`, and :math:`\theta` is summed afresh over each group's kept
+        coordinates. :math:`O(m \log m)`.
+        """
+        group, n_groups, r = self.group, self.n_groups, self._totals()
+        centre = self.sums(v) / self._count
+        x = v - centre[group]
+        order = np.lexsort((-x, group))  # by group, then decreasing value
+        xs, gs = x[order], group[order]
+        prefix = np.cumsum(xs)
+        before = np.r_[0.0, prefix][self._start]  # prefix sum before each group's first
+        rank = np.arange(xs.size) - self._start[gs] + 1  # 1-based position inside the group
+        kept = rank * xs - (prefix - before[gs]) + r[gs] > 0
+        rho = np.where(r > 0, np.bincount(gs, weights=kept, minlength=n_groups), 0.0)
+        take = rank <= rho[gs]
+        kept_sum = np.bincount(gs, weights=np.where(take, xs, 0.0), minlength=n_groups)
+        top = xs[self._start]  # each group's largest value: theta for r = 0
+        theta = np.where(rho > 0, (kept_sum - r) / np.maximum(rho, 1.0), top)
+        return np.maximum(x - theta[group], 0.0)
+
+
+class Simplex(_GroupSums):
+    r"""A scaled simplex per group: :math:`\{z \ge 0 : \sum_{k \in g} z_k = s\,r_g\}`.
+
+    With one group and :math:`r = 1`, the probability simplex (Agarwal & Collins 2010,
+    Sect. 3.2: RankMM-2's distributions over :math:`|R_i| + 1` elements); :math:`r_g = 0`
+    makes the group's set the point 0.
+
+    Parameters
+    ----------
+    group, total, scale
+        The groups (every one non-empty), the totals :math:`r_g \ge 0` and the scale
+        :math:`s > 0`, as in :class:`_GroupSums`.
+    """
+
+    def project(self, v: np.ndarray) -> np.ndarray:
+        """The exact projection (sort per group, :math:`O(m \\log m)`); ``v`` finite."""
+        return self._project_on_sums(_vector(v, self.size, finite=True))
+
+    def violation(self, v: np.ndarray) -> float:
+        """``max(0, max(-v), max_g |sum_g v - s r_g|)``."""
+        v = np.asarray(v, dtype=np.float64)
+        return max(0.0, float(np.max(-v, initial=0.0)),
+                   float(np.abs(self.sums(v) - self._totals()).max()))
+
+    def constraints(self, x: cp.Expression) -> list[cp.Constraint]:
+        """``[x >= 0, S x == s r]`` with the G x m group indicator S."""
+        return [x >= 0, _indicator(self.group, self.n_groups) @ x
+                == _bound(self.total, self.scale)]
+
+
+class CappedSimplex(_GroupSums):
+    r"""Nonnegative coordinates whose sum per group is at most :math:`s\,r_g`.
+
+    .. math::
+
+        \{z \ge 0 : \sum_{k \in g} z_k \le s\,r_g\},
+
+    the convex hull of 0 and the simplex of :class:`Simplex` (not the box-capped simplex
+    :math:`\{0 \le z \le 1, \sum z = k\}`): Le & Smola's dual (28), :math:`\sum_z \alpha_{iz}
+    \le C` per query, and RankMM-2's simplex with its slack coordinate
+    :math:`\alpha^i_0` eliminated.
+
+    Parameters
+    ----------
+    group, total, scale
+        As in :class:`Simplex`.
+    """
+
+    def project(self, v: np.ndarray) -> np.ndarray:
+        """``max(v, 0)`` in the groups where its sum is at most ``s r_g``, else the
+        projection onto the simplex of the group (``v`` finite)."""
+        v = _vector(v, self.size, finite=True)
+        clipped = np.maximum(v, 0.0)
+        over = self.sums(clipped) > self._totals()
+        if not over.any():
+            return clipped
+        return np.where(over[self.group], self._project_on_sums(v), clipped)
+
+    def violation(self, v: np.ndarray) -> float:
+        """``max(0, max(-v), max_g (sum_g v - s r_g))``."""
+        v = np.asarray(v, dtype=np.float64)
+        return max(0.0, float(np.max(-v, initial=0.0)),
+                   float((self.sums(v) - self._totals()).max()))
+
+    def constraints(self, x: cp.Expression) -> list[cp.Constraint]:
+        """``[x >= 0, S x <= s r]`` with the G x m group indicator S."""
+        return [x >= 0, _indicator(self.group, self.n_groups) @ x
+                <= _bound(self.total, self.scale)]
+
+
+def _indicator(group: np.ndarray, n_groups: int) -> sp.csr_matrix:
+    """The G x m matrix with ``S[group[k], k] = 1``."""
+    m = group.size
+    return sp.csr_matrix((np.ones(m), (group, np.arange(m))), shape=(n_groups, m))
+
+
+class L2Ball(ConvexSet):
+    r"""The Euclidean ball :math:`\{z : \|z\|_2 \le s\,\rho\}` (:math:`\rho \ge 0`).
+
+    Parameters
+    ----------
+    radius : float
+        :math:`\rho \ge 0`, finite, before scaling.
+    scale : float or Scale
+        :math:`s > 0`.
+    """
+
+    def __init__(self, radius: float = 1.0, *, scale: float | Scale = 1.0) -> None:
+        radius = float(radius)
+        if not (np.isfinite(radius) and radius >= 0):
+            raise ValueError(f"radius must be finite and >= 0, got {radius}")
+        self.radius = radius
+        self.scale = _check_scale(scale)
+
+    @staticmethod
+    def _norm(v: np.ndarray) -> float:
+        """``||v||_2`` without overflow or underflow (scaled by ``max |v|``)."""
+        big = float(np.max(np.abs(v), initial=0.0))
+        return big * float(np.linalg.norm(v / big)) if big > 0 else 0.0
+
+    def project(self, v: np.ndarray) -> np.ndarray:
+        """``v`` if inside, else ``v * (s rho / ||v||)``; ``v`` finite."""
+        v = _vector(v, None, finite=True)
+        norm, radius = self._norm(v), float(self.scale) * self.radius
+        return v.copy() if norm <= radius else v * (radius / norm)
+
+    def violation(self, v: np.ndarray) -> float:
+        """``max(0, ||v|| - s rho)``."""
+        return max(0.0, self._norm(np.asarray(v, dtype=np.float64))
+                   - float(self.scale) * self.radius)
+
+    def constraints(self, x: cp.Expression) -> list[cp.Constraint]:
+        """``[norm(x, 2) <= s rho]``."""
+        import cvxpy as cp
+
+        return [cp.norm(x, 2) <= _bound(self.radius, self.scale)]
