@@ -86,9 +86,6 @@ class Synthetic:
         return _generate(self)
 
 
-Source = LetorFold | Synthetic
-
-
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _read_file(path: str, mtime_ns: int, size: int) -> RankingData:
     del mtime_ns, size  # part of the cache key: a rewritten file is read again
@@ -101,8 +98,3 @@ def _generate(source: Synthetic) -> RankingData:
                           n_features=source.n_features, n_grades=source.n_grades,
                           noise=source.noise, seed=source.seed)
 
-
-def clear_cache() -> None:
-    """Forget every data set this process has read or generated."""
-    _read_file.cache_clear()
-    _generate.cache_clear()
