@@ -37,7 +37,8 @@ from _common import (
 )
 
 from cvxrank.data import make_synthetic, read_letor_fold
-from cvxrank.experiments.chapelle import auc_data, blas_threads
+from cvxrank.experiments.chapelle.fig3 import auc_data
+from cvxrank.experiments.timing import blas_threads
 from cvxrank.formulations.ranksvm import RankSVM
 
 TARGET = 3.0
