@@ -57,6 +57,11 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
     Capability("query_blocks", "a pairwise loss that splits into per-query blocks, each "
                "evaluated by sorting (stochastic query steps)",
                ("loss_engine", "query_weight", "weight_table", "margin_table")),
+    Capability("dual_query_blocks", "a dual over preference pairs that splits into per-query "
+               "blocks, each block's gradient computed from its query's scores (stochastic "
+               "dual steps, RankMM)",
+               ("pairs", "pair_scale", "queries_with_pairs", "dual_set", "dual_start",
+                "primal_from_dual")),
     Capability("kernel_matrix", "a Gram matrix of the training documents (kernel PCA map)",
                ("K",)),
     Capability("separation_oracle", "a most-violated-constraint oracle (cutting planes)",

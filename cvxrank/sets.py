@@ -25,13 +25,15 @@ This module imports CVXPY only inside ``constraints``.
 
 Adding a set is one subclass of :class:`ConvexSet` with its three methods; the contract test
 (``tests/test_sets.py``) compares every set's ``project`` with a CVXPY projection written
-with the set's own ``constraints``.
+with the set's own ``constraints``. :class:`L1InfBall` (RankMM-3's dual: an
+:math:`\ell_{1,\infty}` ball per query in the orthant), whose constraints carry auxiliary
+caps, has its own certificate in ``tests/test_l1inf_projection.py``.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -552,3 +554,406 @@ class L2Ball(ConvexSet):
         import cvxpy as cp
 
         return [cp.norm(x, 2) <= _bound(self.radius, self.scale)]
+
+
+class L1InfProjection(NamedTuple):
+    r"""The projection onto the non-negative :math:`\ell_{1,\infty}` ball with its multipliers.
+
+    Attributes
+    ----------
+    point : ndarray of shape (m,)
+        :math:`z = \min(\max(v, 0), \mu_{g(j)})`, the projection.
+    cap : ndarray of shape (G,)
+        :math:`\mu_g = \max_{j \in g} z_j`, the smallest caps (the paper's
+        :math:`\gamma_k`; in a block strictly inside the ball, :math:`\sum_{g \in b} \mu_g <
+        s\,r_b` and any :math:`\gamma \ge \mu` with the printed sum completes them).
+    threshold : ndarray of shape (B,)
+        :math:`\theta_b \ge 0`, the multiplier of block b's budget: every group of the block
+        with :math:`\mu_g > 0` has :math:`\sum_{j \in g} (a_j - \mu_g)_+ = \theta_b`, a group
+        with :math:`\mu_g = 0` has :math:`\sum_{j \in g} a_j \le \theta_b`
+        (:math:`a = \max(v, 0)`); 0 for a block already inside.
+    """
+
+    point: np.ndarray
+    cap: np.ndarray
+    threshold: np.ndarray
+
+
+def _segment_cumsum(x: np.ndarray, first: np.ndarray | None) -> np.ndarray:
+    """Cumulative sums of ``x`` restarted at every segment (``first[k]``: the index of the
+    first element of k's segment; segments are contiguous; None: one segment, ``cumsum``).
+
+    One running sum over all segments, made accurate per segment by compensation: the
+    rounding error of every addition is recovered exactly (Knuth's TwoSum) and summed
+    alongside, so that a segment's sums do not carry the rounding of the (possibly much
+    larger) segments before it: the error is about ``eps`` times the segment's own sums.
+    """
+    total = np.cumsum(x)
+    if first is None:
+        return total
+    before = np.empty_like(total)
+    before[0] = 0.0
+    before[1:] = total[:-1]
+    added = total - before
+    error = np.cumsum((before - (total - added)) + (x - added))
+    error_before = np.empty_like(error)
+    error_before[0] = 0.0
+    error_before[1:] = error[:-1]
+    return (total - before[first]) + (error - error_before[first])
+
+
+def _stable_sort_by(order: np.ndarray, label: np.ndarray, n_labels: int) -> np.ndarray:
+    """``order`` re-sorted stably by ``label[order]`` (labels ``0 .. n_labels-1``).
+
+    A radix sort: one stable ``argsort`` per 16-bit digit of the labels, which numpy does by
+    counting (O(m)) for 16-bit integers; one digit up to 65,536 labels.
+    """
+    for shift in range(0, max(int(n_labels - 1).bit_length(), 1), 16):
+        digit = ((label[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+    return order
+
+
+class L1InfLayout:
+    r"""The part of the :math:`\ell_{1,\infty}` projection that depends on the labels only.
+
+    Made once for fixed labels (by :class:`L1InfBall`, or by a solver for each query block it
+    projects many times); :meth:`project` then costs two ``argsort`` of m numbers (values,
+    breakpoints), a 16-bit radix pass by group (and one by block for several blocks) per
+    65,536 labels, and some twenty O(m) numpy passes.
+
+    Parameters
+    ----------
+    group : int ndarray of shape (m,)
+        Group of each coordinate, ``0 .. G-1``, every group non-empty (not checked; the
+        labels need not be sorted).
+    block : int ndarray of shape (G,), optional
+        Block of each group, ``0 .. B-1``, every block non-empty (not checked); None puts
+        every group in one block.
+
+    Notes
+    -----
+    The coordinates are handled sorted by group, then by decreasing value: position k of
+    that order holds the breakpoint of rank ``rank[k]`` of group ``sorted_group[k]`` (see
+    :class:`L1InfBall`, Notes), whatever the values. Likewise, once the breakpoints are sorted
+    by block, event position k belongs to block ``event_block[k]``.
+    """
+
+    def __init__(self, group: np.ndarray, block: np.ndarray | None = None) -> None:
+        self.group = np.asarray(group, dtype=np.int64)
+        self.group_count = np.bincount(self.group)
+        self.n_groups = self.group_count.size
+        self.block = (np.zeros(self.n_groups, dtype=np.int64) if block is None
+                      else np.asarray(block, dtype=np.int64))
+        self.n_blocks = int(self.block.max()) + 1
+        count, m = self.group_count, self.group.size
+        self.group_start = np.cumsum(count) - count
+        self.group_end = self.group_start + count - 1
+        self.sorted_group = np.repeat(np.arange(self.n_groups), count)
+        self.group_first = self.group_start[self.sorted_group]
+        self.rank = np.arange(1, m + 1, dtype=np.float64) - self.group_first
+        # M's slope changes by 1/(r+1) - 1/r at breakpoint r < n of a group, by -1/n at t_n
+        self.slope_change = (np.where(self.rank == count[self.sorted_group], 0.0,
+                                      1.0 / (self.rank + 1.0)) - 1.0 / self.rank)
+        self.groups_per_block = np.bincount(self.block, minlength=self.n_blocks)
+        self.sorted_block = self.block[self.sorted_group]
+        block_size = np.bincount(self.sorted_block, minlength=self.n_blocks)
+        self.block_start = np.cumsum(block_size) - block_size
+        self.block_end = self.block_start + block_size - 1
+        self.event_block = np.repeat(np.arange(self.n_blocks), block_size)
+        self.event_first = self.block_start[self.event_block] if self.n_blocks > 1 else None
+
+    def _threshold(self, t: np.ndarray, following: np.ndarray, passed: np.ndarray,
+                   budget: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, ...]:
+        r"""The root of the linear piece of :math:`M` on which each group has passed the
+        breakpoints marked in ``passed``: ``(theta, r, S_r, active)``, with r and
+        :math:`S_r` per group; ``fallback`` where every group of a block is past its last."""
+        n_passed = np.bincount(self.sorted_group, weights=passed, minlength=self.n_groups)
+        capped = n_passed + 1.0  # r_g, the number of values the group caps
+        active = capped <= self.group_count
+        at = self.group_start + np.minimum(n_passed, self.group_count - 1).astype(np.int64)
+        capped_sum = t[at] + capped * following[at]  # S_r = t_r + r a_(r+1)
+        numerator = np.bincount(self.block, weights=np.where(active, capped_sum / capped, 0.0),
+                                minlength=self.n_blocks)
+        denominator = np.bincount(self.block, weights=np.where(active, 1.0 / capped, 0.0),
+                                  minlength=self.n_blocks)
+        theta = np.divide(numerator - budget, denominator, out=fallback.copy(),
+                          where=denominator > 0)
+        return theta, capped, capped_sum, active
+
+    def project(self, v: np.ndarray, radius: float | np.ndarray) -> L1InfProjection:
+        r"""The projection of ``v`` (finite, float64; not checked) onto
+        :math:`\{z \ge 0 : \sum_{g \in b} \max_{j \in g} z_j \le R_b\}`, ``radius`` the
+        budgets :math:`R_b \ge 0` (scalar or length B, already scaled)."""
+        a = np.maximum(v, 0.0)
+        m, n_blocks = a.size, self.n_blocks
+        budget = np.broadcast_to(np.asarray(radius, dtype=np.float64), (n_blocks,))
+        # each group's values in decreasing order
+        order = _stable_sort_by(np.argsort(-a), self.group, self.n_groups)
+        xs = a[order]
+        top = xs[self.group_start]
+        group_norm_sum = np.bincount(self.block, weights=top, minlength=n_blocks)
+        inside = group_norm_sum <= budget
+        if inside.all():
+            return L1InfProjection(a, top, np.zeros(n_blocks))
+
+        # breakpoint r of a group: t_r = S_r - r a_(r+1) = sum_{i <= r} i (a_(i) - a_(i+1))
+        following = np.empty(m)
+        following[:-1] = xs[1:]
+        following[self.group_end] = 0.0
+        t = _segment_cumsum(self.rank * (xs - following), self.group_first)
+        # the breakpoints sorted by block, then value; M (= sum_g mu_g) at each of them
+        events = (np.argsort(t) if n_blocks == 1
+                  else _stable_sort_by(np.argsort(t), self.sorted_block, n_blocks))
+        te, be = t[events], self.event_block
+        slope_before = np.empty(m)
+        slope_before[1:] = (self.groups_per_block[be]
+                            + _segment_cumsum(self.slope_change[events], self.event_first))[:-1]
+        slope_before[self.block_start] = self.groups_per_block
+        previous = np.empty(m)
+        previous[1:] = te[:-1]
+        previous[self.block_start] = 0.0
+        drop = np.maximum(slope_before, 0.0) * (te - previous)
+        level = group_norm_sum[be] - _segment_cumsum(drop, self.event_first)
+        # first event of each block with M <= R (the last one has M = 0 <= R, forced for
+        # rounding): theta lies between the breakpoint before it and its own
+        crossed = level <= budget[be]
+        crossed[self.block_end] = True
+        hits = np.flatnonzero(crossed)
+        first = hits[np.searchsorted(be[hits], np.arange(n_blocks))]
+        # theta on the bracket's linear piece (the breakpoints below the event passed), then
+        # one Newton step on the piece to the right of that theta (class Notes)
+        sorted_block = self.sorted_block
+        start, *_ = self._threshold(t, following, t < te[first][sorted_block], budget,
+                                    te[first])
+        theta, capped, capped_sum, active = self._threshold(
+            t, following, t <= start[sorted_block], budget, start)
+        theta = np.where(inside, 0.0, np.maximum(theta, 0.0))
+        cap = np.where(active, np.clip((capped_sum - theta[self.block]) / capped, 0.0, top),
+                       0.0)
+        cap[(budget == 0.0)[self.block]] = 0.0
+        cap = np.where(inside[self.block], top, cap)
+        return L1InfProjection(np.minimum(a, cap[self.group]), cap, theta)
+
+
+def project_l1inf_nonneg(v: np.ndarray, group: np.ndarray, block: np.ndarray | None = None,
+                         radius: float | np.ndarray = 1.0) -> np.ndarray:
+    r"""The projection of ``v`` onto the :math:`\ell_{1,\infty}` ball of budgets ``radius``
+    intersected with the non-negative orthant (one call; no validation).
+
+    ``L1InfLayout(group, block).project(v, radius).point``: to project many points with
+    the same labels, make the :class:`L1InfLayout` once and call its ``project``.
+
+    Parameters
+    ----------
+    v : array of shape (m,)
+        The point (finite).
+    group, block
+        As in :class:`L1InfLayout`.
+    radius : float or array of shape (B,)
+        The budgets :math:`R_b \ge 0` (already scaled).
+    """
+    return L1InfLayout(group, block).project(np.asarray(v, dtype=np.float64), radius).point
+
+
+class L1InfBall(ConvexSet):
+    r"""The :math:`\ell_{1,\infty}` ball per block, intersected with the non-negative orthant.
+
+    Coordinates are grouped, and groups are gathered in blocks; the set is the product over
+    the blocks b of
+
+    .. math::
+
+        C_b = \Big\{z \ge 0 : \sum_{g \in b} \max_{j \in g} z_j \le s\,r_b\Big\}
+            = \Big\{z : \exists \gamma,\ 0 \le z_j \le \gamma_{g(j)},
+              \ \sum_{g \in b} \gamma_g = s\,r_b\Big\},
+
+    the second form exactly as Agarwal & Collins (2010), Sect. 3.3 print RankMM-3's dual
+    (:math:`0 \le \alpha^i_{jk} \le \gamma^i_k`, :math:`\sum_k \gamma^i_k = C/m`: one block
+    per query i, one group per lower document k). On :math:`z \ge 0`,
+    :math:`\sum_g \max_j z_j` is the :math:`\ell_{1,\infty}` norm
+    :math:`\|z\|_{1,\infty} = \sum_g \max_{j \in g} |z_j|` of the block.
+
+    Parameters
+    ----------
+    group : int array of shape (m,)
+        Group of each coordinate, ``0 .. G-1``, every group non-empty.
+    block : int array of shape (G,), optional
+        Block of each group, ``0 .. B-1``, every block non-empty; None (default) puts all
+        groups in one block.
+    radius : float or array of shape (B,)
+        :math:`r_b \ge 0` before scaling (finite); a scalar applies to every block, and an
+        array sets B.
+    scale : float or Scale
+        :math:`s > 0`, multiplying the radii.
+
+    Raises
+    ------
+    ValueError
+        For labels that are not ``0 .. G-1`` (``0 .. B-1``) with every group (block)
+        non-empty, mismatched shapes, or a radius that is negative or not finite.
+
+    Notes
+    -----
+    **Projection onto the ball, then onto nothing.** Write :math:`B` for the
+    :math:`\ell_{1,\infty}` ball (of all signs) and :math:`a = \max(v, 0)`. :math:`B` is
+    *solid*: :math:`x \in B` and :math:`|y| \le |x|` coordinatewise imply :math:`y \in B`.
+    Hence :math:`\Pi_{B \cap \mathbb{R}^m_+}(v) = \Pi_B(a)`. Proof: let :math:`z = \Pi_B(a)`.
+    If :math:`z_j < 0` (or :math:`z_j > a_j`), replacing :math:`z_j` by 0 (by :math:`a_j`)
+    gives a point of :math:`B` (solidity) strictly closer to :math:`a`; so
+    :math:`0 \le z \le a`, and :math:`z_j = 0` wherever :math:`v_j \le 0`. For any
+    :math:`y \ge 0`, each coordinate with :math:`v_j < 0` has :math:`(y_j - v_j)^2 =
+    (y_j + |v_j|)^2 \ge y_j^2 + v_j^2`, so :math:`\|y - v\|^2 \ge \|y - a\|^2 + \|v_-\|^2`,
+    with equality at :math:`y = z`. For :math:`y \in B \cap \mathbb{R}^m_+ \subset B`:
+    :math:`\|z - v\|^2 = \|z - a\|^2 + \|v_-\|^2 \le \|y - a\|^2 + \|v_-\|^2 \le
+    \|y - v\|^2`. :math:`\square`
+
+    **Quattoni et al.'s algorithm** (ICML 2009, per block, for :math:`a \ge 0`). The
+    projection caps each group, :math:`z_j = \min(a_j, \mu_g)`, and minimizing over the caps
+    :math:`\mu \ge 0`, :math:`\sum_{g \in b} \mu_g \le R_b = s\,r_b`, of
+    :math:`\tfrac12 \sum_g \|(a_g - \mu_g)_+\|^2` gives (KKT) one threshold
+    :math:`\theta_b \ge 0` per block with :math:`\sum_{j \in g}(a_j - \mu_g)_+ = \theta_b`
+    for every group with :math:`\mu_g > 0`, :math:`\sum_{j \in g} a_j \le \theta_b` for the
+    others, and :math:`\theta_b = 0` if :math:`\sum_g \max_j a_j \le R_b` (the block is
+    inside, :math:`z = a`). With a group's values sorted decreasingly,
+    :math:`a_{(1)} \ge \dots \ge a_{(n)}`, prefix sums :math:`S_r` and
+    :math:`a_{(n+1)} = 0`, the cap :math:`\mu_g(\theta)` is the inverse of
+    :math:`\mu \mapsto \sum_j (a_j - \mu)_+`: piecewise linear, :math:`(S_r - \theta)/r` for
+    :math:`\theta` between the breakpoints :math:`t_{r-1}` and
+    :math:`t_r = S_r - r\,a_{(r+1)}` (:math:`t_0 = 0`), and 0 from :math:`t_n = S_n` on.
+    The root of the decreasing :math:`M(\theta) = \sum_{g \in b} \mu_g(\theta) = R_b` is
+    bracketed by sorting the block's breakpoints (one per coordinate) and following
+    :math:`M` along them with cumulative sums of its slopes :math:`-\sum_g 1/r_g`; on the
+    bracketing segment, with :math:`r_g` the number of values each group caps,
+
+    .. math::
+
+        \theta_b = \frac{\sum_g S^g_{r_g}/r_g - R_b}{\sum_g 1/r_g}
+
+    (over the groups not yet at 0, :math:`S_r = t_r + r\,a_{(r+1)}`), computed afresh from
+    those active sets; then one Newton step from that value: the same formula on the active
+    sets of the linear piece to its right. Every linear piece of the convex :math:`M` lies
+    below :math:`M`, so its root lies at most at :math:`M`'s: the first value is at most
+    the root, and the step lands on the root exactly when it starts on the root's piece.
+    That is the case when the bracket is right (the step then changes nothing), and when it
+    is one piece too early, as rounding in the running sums can make it (the first value
+    is then past the bracket, on the root's piece): the running sums only have to bracket
+    the root up to rounding. Every block is
+    done at once: the coordinates are sorted by value, then (stably, a 16-bit radix sort) by
+    group, the breakpoints by value, then by block; the running sums restart at every group
+    or block, compensated so that a block's rounding is relative to its own values, not to
+    the blocks before it (:func:`_segment_cumsum`). :math:`O(m \log m)`; the label-only part
+    is made once (:class:`L1InfLayout`). The breakpoints are computed as
+    :math:`t_r = \sum_{i \le r} i\,(a_{(i)} - a_{(i+1)})`, a running sum of non-negative
+    steps, hence non-decreasing in r up to rounding; the active sets only count how many
+    breakpoints of each group lie below a value, so an order of the breakpoints within
+    rounding changes the result by rounding only.
+
+    **The paper's order** (:meth:`project_then_clip`): Agarwal & Collins project onto
+    :math:`B` with Quattoni et al.'s method, i.e. :math:`\operatorname{sign}(v) \odot
+    \Pi_B(|v|)`, then set the negative coordinates to 0. The result :math:`z'` is feasible
+    (clipping a point of :math:`B` keeps it in :math:`B` by solidity) but it is not the
+    projection in general: the magnitudes of the *negative* coordinates take part in the
+    ball's budget (they raise their group's cap, and they raise the threshold, lowering every
+    other group's cap), then are thrown away. Writing :math:`Z_g = \max_{j \in g} z'_j` and
+    :math:`f_g(\mu) = \sum_{j \in g} (a_j - \mu)_+`, :math:`z'` equals the projection on
+    block b **if and only if** either :math:`z'_b = a_b` (no positive coordinate is
+    capped), or :math:`\sum_{g \in b} Z_g = s\,r_b` (all the budget is spent on non-negative
+    coordinates) and there is :math:`\theta > 0` with :math:`f_g(Z_g) = \theta` for the
+    groups with :math:`Z_g > 0` and :math:`f_g(0) \le \theta` for the others (the KKT
+    conditions of the projection of :math:`a` at :math:`z'`, with :math:`\gamma = Z`). It
+    holds in particular when :math:`v \ge 0`; when :math:`|v|` is already in the ball (then
+    :math:`z' = a`); when every block has one group (the set is then a box); and whenever
+    every negative coordinate is at most its group's cap of :math:`\Pi_B(|v|)` in magnitude
+    (the caps of :math:`|v|` are then those of :math:`a`). Otherwise the two differ, by at
+    most the negative part, :math:`\|z' - z\|_2 \le \|\min(v, 0)\|_2` (both vanish off
+    :math:`\{v > 0\}`, where :math:`z' = \Pi_B(|v|)` and :math:`z = \Pi_B(a)`, and
+    :math:`\Pi_B` is 1-Lipschitz), and the objective is worse by at least its square,
+    :math:`\|z' - v\|^2 \ge \|z - v\|^2 + \|z' - z\|^2`. Example: groups {1, 2} and {3} in one
+    block, :math:`s\,r = 10`, :math:`v = (10, -100, 10)`: the projection is
+    :math:`(5, 0, 5)`, the paper's order gives :math:`(10, 0, 0)` (the cap 10 of the first
+    group is paid for by the -100).
+
+    References
+    ----------
+    .. [1] A. Quattoni, X. Carreras, M. Collins and T. Darrell, "An efficient projection for
+       l1,inf regularization", ICML 2009, Sect. 4 (the breakpoint algorithm, O(m log m)).
+    .. [2] S. Agarwal and M. Collins, "Maximum Margin Ranking Algorithms for Information
+       Retrieval", ECIR 2010, Sect. 3.3 (RankMM-3's dual and the projection order).
+    """
+
+    def __init__(self, group: np.ndarray, block: np.ndarray | None = None,
+                 radius: float | np.ndarray = 1.0, *, scale: float | Scale = 1.0) -> None:
+        self.group, self.n_groups = _groups(group)
+        if block is None:
+            block = np.zeros(self.n_groups, dtype=np.int64)
+        block = np.asarray(block)
+        if block.shape != (self.n_groups,):
+            raise ValueError(f"block must give the block of each of the {self.n_groups} "
+                             f"groups, got shape {block.shape}")
+        if np.ndim(radius) == 0:
+            self.block, self.n_blocks = _groups(block)
+            radius = float(radius)
+        else:
+            radius = np.array(radius, dtype=np.float64)
+            if radius.ndim != 1:
+                raise ValueError(f"radius must be a scalar or 1-D, got shape {radius.shape}")
+            self.block, self.n_blocks = _groups(block, radius.size)
+            radius.flags.writeable = False
+        if not np.all(np.isfinite(radius) & (np.asarray(radius) >= 0)):
+            raise ValueError("every radius must be finite and >= 0")
+        self.radius = radius
+        self.scale = _check_scale(scale)
+        self._layout = L1InfLayout(self.group, self.block)
+        # coordinates sorted by group, for the per-group maxima of violation()
+        self._by_group = np.argsort(self.group, kind="stable")
+
+    @property
+    def size(self) -> int:
+        """The dimension m."""
+        return int(self.group.size)
+
+    def _budgets(self) -> np.ndarray:
+        """The scaled radii :math:`s\\,r_b` (length B)."""
+        return np.broadcast_to(float(self.scale) * np.asarray(self.radius), (self.n_blocks,))
+
+    def block_sums(self, v: np.ndarray) -> np.ndarray:
+        r"""Per block, :math:`\sum_{g \in b} \max_{j \in g} v_j` (length B): the
+        :math:`\ell_{1,\infty}` norm of each block when :math:`v \ge 0`."""
+        v = np.asarray(v, dtype=np.float64)
+        group_max = np.maximum.reduceat(v[self._by_group], self._layout.group_start)
+        return np.bincount(self.block, weights=group_max, minlength=self.n_blocks)
+
+    def project_with_threshold(self, v: np.ndarray) -> L1InfProjection:
+        """The projection with its caps and thresholds (:meth:`L1InfLayout.project`);
+        ``v`` finite."""
+        return self._layout.project(_vector(v, self.size, finite=True), self._budgets())
+
+    def project(self, v: np.ndarray) -> np.ndarray:
+        """The exact projection, :math:`\\Pi_B(\\max(v, 0))` (class Notes); ``v`` finite."""
+        return self.project_with_threshold(v).point
+
+    def project_then_clip(self, v: np.ndarray) -> np.ndarray:
+        r"""The paper's order: :math:`\max(\operatorname{sign}(v) \odot \Pi_B(|v|), 0)`.
+
+        Feasible, but not the projection when negative coordinates take part in the ball's
+        budget; the class Notes characterise exactly when it is. ``v`` finite.
+        """
+        v = _vector(v, self.size, finite=True)
+        ball = self._layout.project(np.abs(v), self._budgets())
+        return np.where(v > 0, ball.point, 0.0)
+
+    def violation(self, v: np.ndarray) -> float:
+        """``max(0, max(-v), max_b(sum_{g in b} max_{j in g} v_j - s r_b))``."""
+        v = np.asarray(v, dtype=np.float64)
+        return max(0.0, float(np.max(-v, initial=0.0)),
+                   float((self.block_sums(v) - self._budgets()).max()))
+
+    def constraints(self, x: cp.Expression) -> list[cp.Constraint]:
+        """As printed, with an auxiliary variable ``gamma`` (length G):
+        ``[x >= 0, x <= gamma[group], S gamma == s r]``, S the B x G block indicator."""
+        import cvxpy as cp
+
+        gamma = cp.Variable(self.n_groups, name="gamma")
+        return [x >= 0, x <= _indicator(self.group, self.n_groups).T @ gamma,
+                _indicator(self.block, self.n_blocks) @ gamma == _bound(self.radius, self.scale)]

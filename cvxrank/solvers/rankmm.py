@@ -1,0 +1,833 @@
+r"""Stochastic dual solvers of RankMM (Agarwal & Collins 2010, Sects. 3.1-3.3).
+
+RankMM's three duals (:mod:`cvxrank.formulations.rankmm`) are quadratics over products of
+per-query sets: a box (RankMM-1, Sect. 3.1), a simplex with the slack coordinate
+:math:`\alpha^i_0` (RankMM-2, Sect. 3.2) and an :math:`\ell_{1,\infty}` ball intersected
+with the orthant (RankMM-3, Sect. 3.3). The paper's solvers draw one query i uniformly among
+those with preference pairs and update only that query's block :math:`\alpha^i`:
+
+* ``sgp`` -- stochastic gradient projection (Sects. 3.1 and 3.3),
+  :math:`\alpha^i \leftarrow \Pi_{\Omega_i}(\alpha^i - \eta_t \nabla^i)`,
+  :math:`\eta_t = \eta_0/\sqrt t`, on the box (a clip) or on the :math:`\ell_{1,\infty}` ball
+  (the exact Euclidean projection onto ball and orthant, or the paper's order: project onto
+  the ball, then set the negative coordinates to 0);
+* ``seg`` and ``seg-pairs`` -- stochastic exponentiated gradient (Sect. 3.2) with the
+  constant rate :math:`\eta_0`, :math:`\alpha^i_{jk} \leftarrow \alpha^i_{jk}
+  e^{-\eta_0 \nabla^i_{jk}} / Z`, :math:`\alpha^i_0 \leftarrow \alpha^i_0 / Z`: ``seg`` keeps
+  each query's distribution in the factored form derived below (:math:`O(n_i)` per step),
+  ``seg-pairs`` updates the :math:`|R_i|` pair variables explicitly.
+
+Here :math:`\nabla^i` is the gradient of the *printed* objective (Sects. 3.1-3.3). With
+:math:`g = s - y`, :math:`s = X w(\alpha)` and the formulation's pair scale :math:`c`
+(:math:`\beta = c \odot \alpha`) and :math:`\kappa`,
+
+.. math::
+
+    \nabla_{jk} = \frac{c_{jk}}{\kappa}\,(g_j - g_k) \qquad (= g_j - g_k = \phi_{jk}\cdot w
+    - \Delta_{jk} \text{ for RankMM-1 and -2}),
+
+which needs only the scores of query i's documents.
+
+**Cost of a step.** The weights :math:`w = X^\top A^\top (c \odot \alpha)` are maintained
+incrementally: a step on query i computes :math:`s_i = X_i w` (:math:`O(n_i d)`), the block
+update, the change of the per-document coefficients :math:`A_i^\top (c_i \odot
+\Delta\alpha^i)` and :math:`w \mathrel{+}= X_i^\top(\cdot)` (:math:`O(n_i d)`); no step touches
+another query. The block update is :math:`O(|R_i|)` (box, two ``bincount`` over the query's
+local document indices), :math:`O(|R_i| \log |R_i|)` (:math:`\ell_{1,\infty}`, the sort of
+the projection), :math:`O(|R_i|)` (``seg-pairs``) or :math:`O(n_i)` (``seg``). A query's
+rows are a contiguous block of ``X`` (dense or CSR), copied once per formulation, sorted by
+grade level (:class:`QueryBlocks`).
+
+**Certificates.** Every iterate is feasible (a projection or a normalized distribution), so
+:math:`D(\alpha) \le d^* = p^* \le P(w(\alpha))` and the relative duality gap
+:math:`(P(w) - D(\alpha))/P(w)` certifies both. It is evaluated every ``record_every`` steps
+(default ``max_iter // 200``), where :math:`w` is also recomputed exactly (from
+:math:`\alpha`, or from ``seg``'s per-document coefficients); the largest relative drift of
+the incremental :math:`w` seen at those points is ``Run.info["w_drift"]`` (for ``seg`` and
+``seg-pairs`` also the final :math:`X^\top\gamma` against the materialized :math:`\alpha`'s)
+and the trace column ``w_drift``. The returned ``w`` is ``formulation.primal_from_dual(alpha)``.
+
+Factored exponentiated gradient (``seg``)
+-----------------------------------------
+Start from the uniform distribution of every query, :math:`\alpha^i_{jk} = \alpha^i_0 =
+1/(|R_i| + 1)` (:meth:`~cvxrank.formulations.rankmm.RankMM.dual_start`), i.e.
+:math:`\alpha^i_{jk} = u_j v_k / Z_i`, :math:`\alpha^i_0 = u_0 / Z_i` with
+:math:`u = v = u_0 = 1`. The gradient of a pair is a difference of two per-document terms,
+:math:`\nabla_{jk} = g_j - g_k`, so
+
+.. math::
+
+    \alpha_{jk}\, e^{-\eta \nabla_{jk}} = \frac{(u_j e^{-\eta g_j})\,(v_k e^{\eta g_k})}{Z_i},
+
+and the EG step keeps the product form **exactly** (no approximation): :math:`u_j \leftarrow
+u_j e^{-\eta g_j}` and :math:`v_k \leftarrow v_k e^{\eta g_k}` for every document of the
+query, :math:`u_0` unchanged and :math:`Z_i \leftarrow u_0 + \sum_{(j,k) \in R_i} u_j v_k`.
+Since every document receives opposite updates as an upper and as a lower end and both start
+at 1, :math:`v_j = 1/u_j` throughout, so one log-weight per document suffices:
+:math:`\theta_j = \log u_j`, :math:`\alpha_{jk} = e^{\theta_j - \theta_k + \nu_i}`,
+:math:`\alpha_0 = e^{\lambda_i}`, with the normalizing offsets :math:`\nu_i = \lambda_i =
+-\log(|R_i| + 1)` at the start. With the query's grade levels :math:`1, \dots, R` and the
+level sums :math:`U_\ell = \sum_{y_j = \ell} e^{\theta_j}`, :math:`V_\ell = \sum_{y_k =
+\ell} e^{-\theta_k}`,
+
+.. math::
+
+    \sum_{(j,k) \in R_i} e^{\theta_j - \theta_k} = \sum_{\ell} U_\ell \sum_{\ell' < \ell}
+    V_{\ell'}, \qquad Z_i = e^{\lambda_i} + e^{\nu_i} \sum_\ell U_\ell V_{<\ell},
+
+and :math:`\nu_i, \lambda_i \leftarrow \nu_i - \log Z_i, \lambda_i - \log Z_i`. The weights
+need :math:`A^\top \alpha` per document, a sum over its pairs as upper and as lower end:
+
+.. math::
+
+    (A^\top \alpha)_j = e^{\theta_j + \nu_i} V_{<y_j} - e^{-\theta_j + \nu_i} U_{>y_j},
+
+with :math:`V_{<\ell} = \sum_{\ell' < \ell} V_{\ell'}` and :math:`U_{>\ell} = \sum_{\ell' >
+\ell} U_{\ell'}` prefix sums over the levels. The per-document coefficients
+:math:`\gamma = (C/m) A^\top \alpha` give :math:`w = X^\top \gamma` and the dual value without
+the pairs: :math:`\sum_{jk} \alpha_{jk}\Delta_{jk} = \sum_j y_j (A^\top\alpha)_j` (each pair
+counts :math:`y_j` at its upper and :math:`-y_k` at its lower end), so
+:math:`D(\alpha) = y^\top \gamma - \tfrac12 \|w\|^2`.
+
+Cost: the level sums, the prefix sums over the :math:`R_i` levels, :math:`Z_i` and the
+coefficients are :math:`O(n_i + R_i)` (``reduceat`` on the query's documents, stored sorted
+by level once); with :math:`s_i = X_i w` and :math:`w \mathrel{+}= X_i^\top
+\Delta\gamma_i`, a step is :math:`O(n_i d)` and never touches the :math:`|R_i|` pair
+variables (against :math:`O(|R_i| + n_i d)` for ``seg-pairs``). The sums are taken in the
+log domain, each level shifted by its own largest :math:`\pm\theta_j` (so no term
+overflows and a level whose terms are all tiny is not rounded to zero against another
+level's); :math:`Z_i` is computed first, so each coefficient is a shifted
+:math:`e^{\pm\theta_j - t_\ell} \le 1` times a level factor that is a sum of normalized
+probabilities, at most 1: two exponentials per document. :math:`\alpha` itself
+(:math:`O(p)`) is materialized only for the returned :class:`~cvxrank.trace.Run`.
+
+Step sizes
+----------
+* ``sgp``: :math:`\eta_t = \eta_0/\sqrt t` (Sect. 3.1). Default :math:`\eta_0 =
+  1/\max_i L_i` with :math:`L_i = \|X_i^\top A_i^\top \mathrm{diag}(c_i)\|_2^2 / \kappa` the
+  Lipschitz constant of the block gradient (computed once per formulation, per query, by
+  :func:`~cvxrank.formulations.base.squared_operator_norm`): every step is then a descent
+  step on its block (a step at most :math:`1/L_i`). A user's ``eta0`` is the paper's absolute
+  :math:`\eta_0` (its grid :math:`10^{-2} \dots 10^{-6}`, Sect. 4).
+* ``seg``/``seg-pairs``: constant :math:`\eta_0`. EG with :math:`\eta \le 1/|A|_\infty`,
+  :math:`|A|_\infty` the largest entry of :math:`A = (C/m) Q`, converges at :math:`O(1/T)`
+  in expectation for the randomized online version (Collins et al. 2008, batch and online
+  EG on max-margin duals; the bound Sect. 3.2 quotes). By Cauchy-Schwarz the largest entry
+  of :math:`Q` is on its diagonal, :math:`\max_{(j,k)} \|x_j - x_k\|^2`; it is bounded per
+  query by :math:`(2 \max_j \|x_j - \bar x_i\|)^2` (:math:`\bar x_i` the query's mean
+  document, :math:`O(n d)`), at most 4 times the query's squared diameter
+  (:math:`\max_j \|x_j - \bar x_i\|` is at most the diameter), so the default is
+  :math:`\eta_0 = 1 / ((C/m) \max_i 4 \max_j \|x_j - \bar x_i\|^2)`.
+
+Both defaults come from worst-case theory and are conservative in practice. On OHSUMED Fold1
+train (``benchmarks/bench_rankmm_solvers.py``, C = 10 and 1), the certified relative gap
+:math:`10^{-3}` takes the default EG step 4.5-5.7 s (C = 10) and 10x-100x it 0.5 s; the
+default box step does not reach it in 120 s at C = 10 (9.5 s at C = 1), 1000x it takes
+0.1 s; the default :math:`\ell_{1,\infty}` step does not reach it in 120 s at either C,
+1000x it takes 0.6-6 s. Much larger EG steps fail (1000x: gap still 0.05-0.4 after 120 s).
+The gradient of a block is exact, not a noisy estimate, so the paper's decay
+:math:`1/\sqrt t` of ``sgp`` costs most late in a run (after T steps the step is
+:math:`\eta_0/\sqrt T`).
+
+Rates (what ``verify`` checks): the expected suboptimality of the projection methods is
+:math:`O(1/\sqrt T)` (:math:`O(m^2/\epsilon^2)` steps, Sects. 3.1 and 3.3), that of EG
+:math:`O(1/T)` (:math:`O(1/\epsilon)`, Sect. 3.2).
+
+References
+----------
+.. [1] S. Agarwal and M. Collins, "Maximum Margin Ranking Algorithms for Information
+   Retrieval", ECIR 2010, Sects. 3.1-3.3.
+.. [2] M. Collins, A. Globerson, T. Koo, X. Carreras and P. L. Bartlett, "Exponentiated
+   gradient algorithms for conditional random fields and max-margin Markov networks", JMLR 9,
+   2008 (EG, the step :math:`1/|A|_\infty`, the factored updates of structured problems).
+.. [3] A. Quattoni, X. Carreras, M. Collins and T. Darrell, "An efficient projection for
+   :math:`\ell_{1,\infty}` regularization", ICML 2009.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from cvxrank import tolerances
+from cvxrank.capabilities import solver
+from cvxrank.errors import CapabilityError
+from cvxrank.formulations.base import squared_operator_norm
+from cvxrank.sets import Box, L1InfLayout
+from cvxrank.solvers.stochastic import RECORDS
+from cvxrank.trace import Callback, Run, TraceRecorder
+
+Projection = Literal["exact", "paper"]
+
+#: Draws of queries made at once.
+DRAW_CHUNK = 4096
+
+
+# -- per-query blocks, built once per formulation ----------------------------------------
+@dataclass(eq=False)
+class QueryBlocks:
+    r"""The queries with pairs as blocks of contiguous, level-sorted rows (C-free).
+
+    Block b is the b-th query of ``queries_with_pairs``; its documents are sorted by grade
+    level (stable) and stored as rows ``doc_ptr[b]:doc_ptr[b+1]`` of :attr:`X`; its pairs are
+    ``pair_ptr[b]:pair_ptr[b+1]`` of the formulation's pairs (sorted by query), with their
+    ends as positions inside the block. :attr:`X` is a copy of the rows of ``X`` (the steps
+    read each query's rows as one contiguous block).
+
+    Attributes
+    ----------
+    X : ndarray or csr_matrix
+        The rows of the queries with pairs, block by block, each sorted by level.
+    y : ndarray
+        Their grades.
+    doc_ptr, pair_ptr : ndarray of int64, shape (B + 1,)
+        Offsets of each block's documents and pairs.
+    upper, lower : ndarray of int64, shape (p,)
+        Position of each pair's ends inside its block.
+    level_start, level_size : list of ndarray
+        Per block, the offsets (inside the block) and sizes of its grade levels.
+    pair_block : ndarray of int64, shape (p,)
+        The block of each pair.
+    """
+
+    X: np.ndarray | sp.csr_matrix
+    y: np.ndarray
+    doc_ptr: np.ndarray
+    pair_ptr: np.ndarray
+    upper: np.ndarray
+    lower: np.ndarray
+    level_start: list[np.ndarray]
+    level_size: list[np.ndarray]
+    pair_block: np.ndarray
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_blocks(self) -> int:
+        """Number of blocks B (queries with pairs)."""
+        return int(self.doc_ptr.size - 1)
+
+    def features(self) -> list[np.ndarray | sp.csr_matrix]:
+        """Each block's rows of :attr:`X` (views of a dense X; CSR slices of a sparse one)."""
+        if "features" not in self._cache:
+            ptr = self.doc_ptr
+            self._cache["features"] = [self.X[ptr[b]:ptr[b + 1]] for b in range(self.n_blocks)]
+        return self._cache["features"]
+
+    def lipschitz_base(self, formulation: Any) -> np.ndarray:
+        r""":math:`\|X_i^\top A_i^\top \mathrm{diag}(c^0_i)\|_2^2` per block, :math:`c^0` the
+        C-free pair scale (1 or :math:`1/|P_{ik}|`); cached."""
+        if "lipschitz" not in self._cache:
+            base = np.asarray(formulation.pair_scale, dtype=np.float64)
+            feats, out = self.features(), np.empty(self.n_blocks)
+            for b in range(self.n_blocks):
+                a, z = self.pair_ptr[b], self.pair_ptr[b + 1]
+                n_b = int(self.doc_ptr[b + 1] - self.doc_ptr[b])
+                k = z - a
+                ends = np.c_[self.upper[a:z], self.lower[a:z]].ravel()
+                values = np.repeat(base[a:z], 2) * np.tile([1.0, -1.0], k)
+                A_b = sp.csr_matrix((values, ends, np.arange(0, 2 * k + 1, 2)), shape=(k, n_b))
+                out[b] = squared_operator_norm(feats[b], A_b)
+            self._cache["lipschitz"] = out
+        return self._cache["lipschitz"]
+
+    def l1inf_layouts(self, formulation: Any) -> list[L1InfLayout]:
+        r"""Per block, the :class:`~cvxrank.sets.L1InfLayout` of its pairs grouped by lower
+        document (RankMM-3's :math:`P_{ik}`, :attr:`RankMM.lower_group`); cached."""
+        if "layouts" not in self._cache:
+            group, _, _ = formulation.lower_group
+            pptr = self.pair_ptr
+            self._cache["layouts"] = [
+                L1InfLayout(group[pptr[b]:pptr[b + 1]] - group[pptr[b]:pptr[b + 1]].min())
+                for b in range(self.n_blocks)]
+        return self._cache["layouts"]
+
+    def max_squared_diameter(self) -> float:
+        r""":math:`\max_i (2 \max_j \|x_j - \bar x_i\|)^2`, a bound on the largest squared
+        distance between two documents of one query; cached."""
+        if "diameter" not in self._cache:
+            best = 0.0
+            for Xb in self.features():
+                centre = np.asarray(Xb.mean(axis=0)).ravel()
+                if sp.issparse(Xb):
+                    sq = np.asarray(Xb.multiply(Xb).sum(axis=1)).ravel()
+                    dist = sq - 2.0 * np.asarray(Xb @ centre).ravel() + centre @ centre
+                else:
+                    dist = np.einsum("ij,ij->i", Xb - centre, Xb - centre)
+                best = max(best, 4.0 * float(np.max(dist)))
+            self._cache["diameter"] = best
+        return self._cache["diameter"]
+
+
+_BLOCKS: weakref.WeakKeyDictionary[Any, QueryBlocks] = weakref.WeakKeyDictionary()
+
+
+def query_blocks(formulation: Any) -> QueryBlocks:
+    """The :class:`QueryBlocks` of a RankMM formulation (built on first use, then cached for
+    as long as the formulation lives; they do not depend on C)."""
+    if formulation in _BLOCKS:
+        return _BLOCKS[formulation]
+    data, P = formulation.data, formulation.pairs
+    queries = np.asarray(formulation.queries_with_pairs)
+    qptr, level = data.query_ptr, np.asarray(formulation.grade_level)
+    rows = np.concatenate([qptr[q] + np.argsort(level[qptr[q]:qptr[q + 1]], kind="stable")
+                           for q in queries])
+    sizes = qptr[queries + 1] - qptr[queries]
+    doc_ptr = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    pair_ptr = np.r_[P.pair_ptr[queries], P.n_pairs].astype(np.int64)  # sorted by query
+    # position of every row inside its block
+    position = np.empty(data.n_documents, dtype=np.int64)
+    block_of_row = np.repeat(np.arange(queries.size), sizes)
+    position[rows] = np.arange(rows.size) - doc_ptr[block_of_row]
+    X = data.X[rows]
+    X = sp.csr_matrix(X) if sp.issparse(X) else np.ascontiguousarray(X, dtype=np.float64)
+    level_start, level_size = [], []
+    for b in range(queries.size):
+        lv = level[rows[doc_ptr[b]:doc_ptr[b + 1]]]
+        start = np.flatnonzero(np.r_[True, lv[1:] != lv[:-1]])
+        level_start.append(start)
+        level_size.append(np.diff(np.r_[start, lv.size]))
+    blocks = QueryBlocks(
+        X=X, y=np.asarray(data.y, dtype=np.float64)[rows], doc_ptr=doc_ptr,
+        pair_ptr=pair_ptr, upper=position[P.upper], lower=position[P.lower],
+        level_start=level_start, level_size=level_size,
+        pair_block=np.repeat(np.arange(queries.size), np.diff(pair_ptr)),
+    )
+    _BLOCKS[formulation] = blocks
+    return blocks
+
+
+# -- shared pieces -----------------------------------------------------------------------
+def _check_loss(formulation: Any, name: str, losses: tuple[str, ...]) -> None:
+    loss = getattr(formulation, "loss", None)
+    if loss not in losses:
+        want = " or ".join(repr(x) for x in losses)
+        raise CapabilityError(f"solver {name!r} needs RankMM with loss {want} (its dual's "
+                              f"geometry); {formulation.name} has loss {loss!r}")
+
+
+def _check_eta0(eta0: float | None) -> None:
+    if eta0 is None:
+        return
+    try:
+        value = float(eta0)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"eta0 must be a finite number > 0 (or None for the default step), "
+                         f"got {eta0!r}")
+
+
+def default_eta0(formulation: Any) -> float:
+    r"""The default :math:`\eta_0` of RankMM's stochastic solvers (module docstring).
+
+    ``"average"`` and ``"max_average"`` (``sgp``): :math:`1/\max_i L_i`, the block
+    Lipschitz constants :math:`L_i = \|X_i^\top A_i^\top \mathrm{diag}(c_i)\|_2^2/\kappa`
+    of the printed objective. ``"max"`` (``seg``, ``seg-pairs``): :math:`1/\bar A`,
+    :math:`\bar A = (C/m) \max_i (2 \max_j \|x_j - \bar x_i\|)^2 \ge |A|_\infty`
+    (Collins et al. 2008). Both are computed once per formulation (:class:`QueryBlocks`).
+
+    Parameters
+    ----------
+    formulation : RankMM
+
+    Returns
+    -------
+    float
+    """
+    blocks = query_blocks(formulation)
+    if formulation.loss == "max":
+        bound = float(formulation.C) / formulation.m * blocks.max_squared_diameter()
+    else:
+        bound = float(blocks.lipschitz_base(formulation).max()) / float(formulation.kappa)
+    return 1.0 / bound if bound > 0 else 1.0
+
+
+def _recorder(formulation: Any, *, tol: float, max_iter: int, time_budget: float | None,
+              callback: Callback | None, record_every: int | None) -> TraceRecorder:
+    """The run's recorder; its clock starts here, so the set-up counts as set-up time."""
+    if record_every is not None and record_every < 1:
+        raise ValueError(f"record_every must be >= 1, got {record_every}")
+    every = record_every or max(1, max_iter // RECORDS)
+    return TraceRecorder(formulation, tol=tol, max_iter=max_iter, time_budget=time_budget,
+                         callback=callback, record_every=every)
+
+
+def _relative_drift(w: np.ndarray, exact: np.ndarray) -> float:
+    """``||w - exact|| / ||exact||`` (the absolute difference when ``exact`` is 0)."""
+    diff = float(np.linalg.norm(w - exact))
+    norm = float(np.linalg.norm(exact))
+    return diff / norm if norm > 0 else diff
+
+
+def _draws(rng: np.random.Generator, n_blocks: int, count: int) -> np.ndarray:
+    return rng.integers(0, n_blocks, size=count)
+
+
+# -- stochastic gradient projection (Sects. 3.1 and 3.3) ----------------------------------
+@solver("sgp", needs=("dual_query_blocks",))
+def solve_sgp(
+    formulation: Any,
+    *,
+    tol: float = tolerances.STOCHASTIC_GAP,
+    max_iter: int = 100_000,
+    time_budget: float | None = None,
+    seed: int | np.random.Generator | None = None,
+    callback: Callback | None = None,
+    record_every: int | None = None,
+    eta0: float | None = None,
+    projection: Projection = "exact",
+) -> Run:
+    r"""Stochastic gradient projection on RankMM-1's box or RankMM-3's l1,inf dual.
+
+    Each step draws a query i uniformly among those with pairs and sets (Sect. 3.1, and
+    Sect. 3.3 for the l1,inf ball)
+
+    .. math::
+
+        \alpha^i \leftarrow \Pi_{\Omega_i}\big(\alpha^i - \eta_t \nabla^i\big), \qquad
+        \eta_t = \eta_0 / \sqrt t,
+
+    with :math:`\nabla^i_{jk} = c_{jk}\,((s_j - y_j) - (s_k - y_k))` the printed objective's
+    block gradient. :math:`\Omega_i` is the box :math:`[0, C/(m|R_i|)]^{|R_i|}` (RankMM-1;
+    :math:`\Pi` a clip, :math:`O(|R_i|)` per step) or :math:`\{\alpha^i \ge 0 : \sum_k
+    \max_j \alpha^i_{jk} \le C/m\}` (RankMM-3, :math:`O(|R_i| \log |R_i|)`). See the module
+    docstring for the cost of a step, the certificate and the default :math:`\eta_0`.
+
+    Parameters
+    ----------
+    formulation : RankMM
+        With loss ``"average"`` or ``"max_average"`` (the ``dual_query_blocks``
+        capability).
+    tol : float
+        Stop when the certified relative duality gap :math:`(P(w) - D(\alpha))/P(w)` is at
+        most ``tol`` (checked every ``record_every`` steps); 0 runs ``max_iter`` steps.
+    max_iter : int
+        Number of steps T.
+    time_budget : float or None
+        Stop after this many seconds of solver time (checked at the records).
+    seed : int, Generator or None
+        Seed of the query draws.
+    callback : callable, optional
+        ``callback(t, w, alpha, trace)`` at the records; returning True stops the run.
+    record_every : int or None
+        Steps between records (default ``max(1, max_iter // 200)``).
+    eta0 : float or None
+        :math:`\eta_0 > 0`; None for :func:`default_eta0`, :math:`1/\max_i L_i`.
+    projection : {"exact", "paper"}
+        On the l1,inf ball: the exact Euclidean projection onto ball and orthant, or the
+        paper's order (the projection onto the ball, then the negative coordinates set to
+        0; feasible, but not the projection onto the intersection). On the box both are the
+        clip.
+
+    Returns
+    -------
+    Run
+        ``alpha`` the last iterate, ``w = primal_from_dual(alpha)``; ``info`` with ``eta0``,
+        ``projection``, ``w_drift`` and ``n_queries`` (the blocks sampled).
+
+    Raises
+    ------
+    CapabilityError
+        For a formulation without the capability or with loss ``"max"`` (use ``seg``).
+    ValueError
+        For ``eta0`` not finite and positive, or an unknown ``projection``.
+
+    References
+    ----------
+    .. [1] S. Agarwal and M. Collins, ECIR 2010, Sects. 3.1 and 3.3.
+    .. [2] A. Quattoni et al., ICML 2009 (the l1,inf projection).
+    """
+    _check_loss(formulation, "sgp", ("average", "max_average"))
+    _check_eta0(eta0)
+    if projection not in ("exact", "paper"):
+        raise ValueError(f"projection must be 'exact' or 'paper', got {projection!r}")
+    f = formulation
+    rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
+                    record_every=record_every)
+    blocks = query_blocks(f)
+    kappa = float(f.kappa)
+    eta0 = default_eta0(f) if eta0 is None else float(eta0)
+    scale = np.asarray(f.pair_scale, dtype=np.float64)
+    grad_scale = scale / kappa
+    weighted_delta = scale * f.pairs.delta
+    project = _block_projection(f, blocks, projection)
+    feats = blocks.features()
+    ptr, pptr, y = blocks.doc_ptr, blocks.pair_ptr, blocks.y
+    up = [blocks.upper[pptr[b]:pptr[b + 1]] for b in range(blocks.n_blocks)]
+    lo = [blocks.lower[pptr[b]:pptr[b + 1]] for b in range(blocks.n_blocks)]
+    sizes = np.diff(ptr)
+
+    rng = np.random.default_rng(seed)
+    alpha = np.asarray(f.dual_start(), dtype=np.float64).copy()
+    w = f.primal_from_dual(alpha)
+    every = rec.record_every
+    drift_max = 0.0
+    t = 0
+
+    def values() -> tuple[float, float]:
+        return f.primal_value(w), float(weighted_delta @ alpha - 0.5 * (w @ w))
+
+    drift = 0.0
+    while rec.record(t, w=w, alpha=alpha, values=values(), step=eta0 / math.sqrt(max(t, 1)),
+                     extra={"w_drift": drift}):
+        stop = min(max_iter, (t // every + 1) * every)
+        while t < stop:
+            if t % DRAW_CHUNK == 0:
+                draws = _draws(rng, blocks.n_blocks, DRAW_CHUNK)
+            b = int(draws[t % DRAW_CHUNK])
+            t += 1
+            eta = eta0 / math.sqrt(t)
+            Xb, u, v, n_b = feats[b], up[b], lo[b], int(sizes[b])
+            a, z = pptr[b], pptr[b + 1]
+            g = Xb @ w - y[ptr[b]:ptr[b + 1]]
+            old = alpha[a:z]
+            new = project(b, old - (eta * grad_scale[a:z]) * (g[u] - g[v]))
+            change = scale[a:z] * (new - old)
+            alpha[a:z] = new
+            coef = np.bincount(u, change, n_b) - np.bincount(v, change, n_b)
+            w += Xb.T @ coef
+        exact = f.primal_from_dual(alpha)
+        drift = _relative_drift(w, exact)
+        drift_max = max(drift_max, drift)
+        w = exact
+    return rec.result(f.primal_from_dual(alpha), alpha, t, "sgp", eta0=eta0,
+                      projection=projection, w_drift=drift_max,
+                      n_queries=blocks.n_blocks)
+
+
+def _block_projection(formulation: Any, blocks: QueryBlocks, projection: Projection) -> Any:
+    """``project(b, v)``: the projection of block b's pair coordinates onto its set."""
+    dual_set = formulation.dual_set
+    if isinstance(dual_set, Box):
+        _, upper = dual_set.bounds()
+        hi = np.asarray(upper)[blocks.pair_ptr[:-1]]  # one bound per query (C / (m |R_i|))
+
+        def clip(b: int, v: np.ndarray) -> np.ndarray:
+            return np.minimum(np.maximum(v, 0.0), hi[b])
+
+        return clip
+    layouts = blocks.l1inf_layouts(formulation)
+    radius = float(formulation.C) / formulation.m
+
+    if projection == "paper":
+        def l1inf(b: int, v: np.ndarray) -> np.ndarray:
+            return np.where(v > 0, layouts[b].project(np.abs(v), radius).point, 0.0)
+    else:
+        def l1inf(b: int, v: np.ndarray) -> np.ndarray:
+            return layouts[b].project(v, radius).point
+
+    return l1inf
+
+
+# -- stochastic exponentiated gradient (Sect. 3.2) -----------------------------------------
+def _eg_setup(formulation: Any, name: str, eta0: float | None) -> tuple[QueryBlocks, float,
+                                                                         float]:
+    """Blocks, the coefficient scale C/m and eta0 (:func:`default_eta0` if None)."""
+    _check_loss(formulation, name, ("max",))
+    _check_eta0(eta0)
+    blocks = query_blocks(formulation)
+    eta0 = default_eta0(formulation) if eta0 is None else float(eta0)
+    return blocks, float(formulation.C) / formulation.m, eta0
+
+
+@solver("seg", needs=("dual_query_blocks",))
+def solve_seg(
+    formulation: Any,
+    *,
+    tol: float = tolerances.STOCHASTIC_GAP,
+    max_iter: int = 100_000,
+    time_budget: float | None = None,
+    seed: int | np.random.Generator | None = None,
+    callback: Callback | None = None,
+    record_every: int | None = None,
+    eta0: float | None = None,
+) -> Run:
+    r"""Stochastic exponentiated gradient on RankMM-2's simplex dual, factored:
+    :math:`O(n_i d)` per step (Sect. 3.2; derivation in the module docstring).
+
+    Each step draws a query i uniformly among those with pairs and applies the EG update
+    :math:`\alpha^i_{jk} \leftarrow \alpha^i_{jk} e^{-\eta_0 (g_j - g_k)}/Z`,
+    :math:`\alpha^i_0 \leftarrow \alpha^i_0/Z`, :math:`g = s - y`, to the query's
+    distribution kept as :math:`\alpha^i_{jk} = e^{\theta_j - \theta_k + \nu_i}`: one
+    log-weight per document, level sums and prefix sums over the levels; the pair variables
+    are formed only for the returned ``alpha``. Exactly the iterates of ``seg-pairs`` (up to
+    rounding) for the same seed.
+
+    Parameters
+    ----------
+    formulation : RankMM
+        With loss ``"max"`` (the ``dual_query_blocks`` capability).
+    tol : float
+        Stop when the certified relative duality gap :math:`(P(w) - D(\alpha))/P(w)` is at
+        most ``tol`` (checked every ``record_every`` steps); 0 runs ``max_iter`` steps.
+    max_iter : int
+        Number of steps T.
+    time_budget : float or None
+        Stop after this many seconds of solver time (checked at the records).
+    seed : int, Generator or None
+        Seed of the query draws (the same seed draws the same queries in ``seg`` and
+        ``seg-pairs``).
+    callback : callable, optional
+        ``callback(t, w, alpha, trace)`` at the records (``alpha`` is None in ``seg``);
+        returning True stops the run.
+    record_every : int or None
+        Steps between records (default ``max(1, max_iter // 200)``).
+    eta0 : float or None
+        The constant rate :math:`\eta_0 > 0`; None for :func:`default_eta0`,
+        :math:`1/\bar A` with :math:`\bar A = (C/m) \max_i 4 \max_j \|x_j - \bar
+        x_i\|^2 \ge |A|_\infty`.
+
+    Returns
+    -------
+    Run
+        ``alpha`` (pairs, then :math:`\alpha^i_0` per query with pairs),
+        ``w = primal_from_dual(alpha)``; ``info`` with ``eta0``, ``w_drift`` and
+        ``n_queries``.
+
+    Raises
+    ------
+    CapabilityError
+        For a formulation without the capability or with another loss than ``"max"``.
+    ValueError
+        For ``eta0`` not finite and positive.
+
+    References
+    ----------
+    .. [1] S. Agarwal and M. Collins, ECIR 2010, Sect. 3.2.
+    .. [2] M. Collins et al., JMLR 9, 2008.
+    """
+    f = formulation
+    rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
+                    record_every=record_every)
+    blocks, c, eta0 = _eg_setup(f, "seg", eta0)
+    feats = blocks.features()
+    ptr, y, B = blocks.doc_ptr, blocks.y, blocks.n_blocks
+    starts, sizes = blocks.level_start, blocks.level_size
+    n_pairs = np.diff(blocks.pair_ptr).astype(np.float64)
+    theta = np.zeros(blocks.y.size)
+    nu = -np.log1p(n_pairs)  # alpha_jk = exp(theta_j - theta_k + nu_i)
+    lam = nu.copy()          # alpha_0 = exp(lam_i)
+    coef = np.zeros(blocks.y.size)
+    for b in range(B):
+        coef[ptr[b]:ptr[b + 1]] = _factored_coefficients(theta[ptr[b]:ptr[b + 1]], nu[b],
+                                                        lam[b], starts[b], sizes[b], c)[1]
+    X = blocks.X
+    w = np.asarray(X.T @ coef, dtype=np.float64).ravel()
+    rng = np.random.default_rng(seed)
+    every = rec.record_every
+    drift = drift_max = 0.0
+    t = 0
+
+    def values() -> tuple[float, float]:
+        return f.primal_value(w), float(y @ coef - 0.5 * (w @ w))
+
+    while rec.record(t, w=w, values=values(), step=eta0, extra={"w_drift": drift}):
+        stop = min(max_iter, (t // every + 1) * every)
+        while t < stop:
+            if t % DRAW_CHUNK == 0:
+                draws = _draws(rng, B, DRAW_CHUNK)
+            b = int(draws[t % DRAW_CHUNK])
+            t += 1
+            s, e = ptr[b], ptr[b + 1]
+            Xb = feats[b]
+            th = theta[s:e]
+            th -= eta0 * (Xb @ w - y[s:e])
+            log_z, cf = _factored_coefficients(th, nu[b], lam[b], starts[b], sizes[b], c)
+            nu[b] -= log_z
+            lam[b] -= log_z
+            w += Xb.T @ (cf - coef[s:e])
+            coef[s:e] = cf
+        exact = np.asarray(X.T @ coef, dtype=np.float64).ravel()
+        drift = _relative_drift(w, exact)
+        drift_max = max(drift_max, drift)
+        w = exact
+    gu = ptr[blocks.pair_block] + blocks.upper
+    gl = ptr[blocks.pair_block] + blocks.lower
+    alpha = np.r_[np.exp(theta[gu] - theta[gl] + nu[blocks.pair_block]), np.exp(lam)]
+    w_final = f.primal_from_dual(alpha)
+    drift_max = max(drift_max, _relative_drift(w, w_final))
+    return rec.result(w_final, alpha, t, "seg", eta0=eta0, w_drift=drift_max, n_queries=B)
+
+
+def _factored_coefficients(theta: np.ndarray, nu: float, lam: float, start: np.ndarray,
+                           size: np.ndarray, c: float) -> tuple[float, np.ndarray]:
+    r"""``(log Z, gamma)`` of one query in factored form (module docstring).
+
+    :math:`Z = e^\lambda + e^\nu \sum_{(j,k) \in R_i} e^{\theta_j - \theta_k}` and, with
+    the normalized :math:`\alpha_{jk} = e^{\theta_j - \theta_k + \nu - \log Z}`, the
+    coefficients
+    :math:`\gamma_j = c\,(A^\top \alpha)_j = c\,(e^{\theta_j + \nu} V_{<y_j} - e^{-\theta_j +
+    \nu} U_{>y_j})` of the query's documents (sorted by level: ``start``, ``size``).
+
+    Row 0 of the stacked :math:`(\theta, -\theta)` gives the upper ends, row 1 the lower
+    ends; the per-level quantities (a few scalars) are plain Python floats. Each level is
+    shifted by its largest :math:`\pm\theta`, :math:`t_\ell`, so :math:`e_j =
+    e^{\pm\theta_j - t_\ell} \le 1` and :math:`\log U_\ell, \log V_\ell = t_\ell + \log
+    \sum_\ell e_j`; the coefficients reuse the same :math:`e_j`: :math:`e^{\theta_j + \nu -
+    \log Z} V_{<\ell} = e_j\, e^{t_\ell + \nu - \log Z + \log V_{<\ell}}`, whose level
+    factor is the largest row sum of the level's probabilities, at most 1 (no overflow). Two
+    exponentials per document; :math:`O(n_i)`.
+    """
+    n = theta.size
+    signed = np.empty((2, n))
+    signed[0] = theta
+    np.negative(theta, out=signed[1])
+    top = np.maximum.reduceat(signed, start, axis=1)
+    scaled = np.exp(signed - np.repeat(top, size, axis=1))
+    sums = np.add.reduceat(scaled, start, axis=1)
+    # per level (a handful of scalars): log U_l, log V_l, their prefix sums, log Z
+    (top_u, top_v), (sum_u, sum_v) = top.tolist(), sums.tolist()
+    log_u = [t + math.log(x) for t, x in zip(top_u, sum_u, strict=True)]
+    log_v = [t + math.log(x) for t, x in zip(top_v, sum_v, strict=True)]
+    n_levels = len(log_u)
+    below = [-math.inf] * n_levels  # log V_{<l}
+    above = [-math.inf] * n_levels  # log U_{>l}
+    for level in range(1, n_levels):
+        below[level] = _logaddexp(below[level - 1], log_v[level - 1])
+        above[n_levels - 1 - level] = _logaddexp(above[n_levels - level], log_u[n_levels - level])
+    log_pairs = -math.inf
+    for level in range(1, n_levels):
+        log_pairs = _logaddexp(log_pairs, log_u[level] + below[level])
+    log_z = _logaddexp(lam, nu + log_pairs)
+    shift = nu - log_z
+    factor = np.array([[math.exp(t + shift + b) for t, b in zip(top_u, below, strict=True)],
+                       [math.exp(t + shift + a) for t, a in zip(top_v, above, strict=True)]])
+    ends = scaled * np.repeat(factor, size, axis=1)
+    gamma = c * (ends[0] - ends[1])
+    return log_z, gamma
+
+
+def _logaddexp(a: float, b: float) -> float:
+    """``log(exp(a) + exp(b))`` of two floats (either may be ``-inf``)."""
+    if a < b:
+        a, b = b, a
+    return a if b == -math.inf else a + math.log1p(math.exp(b - a))
+
+
+@solver("seg-pairs", needs=("dual_query_blocks",))
+def solve_seg_pairs(
+    formulation: Any,
+    *,
+    tol: float = tolerances.STOCHASTIC_GAP,
+    max_iter: int = 100_000,
+    time_budget: float | None = None,
+    seed: int | np.random.Generator | None = None,
+    callback: Callback | None = None,
+    record_every: int | None = None,
+    eta0: float | None = None,
+) -> Run:
+    r"""Stochastic exponentiated gradient on RankMM-2's simplex dual, on
+    the explicit pair variables: :math:`O(|R_i| + n_i d)` per step (Sect. 3.2).
+
+    Each step draws a query i uniformly among those with pairs and updates
+    :math:`\log \alpha^i_{jk} \mathrel{-}= \eta_0 ((s_j - y_j) - (s_k - y_k))`, then
+    normalizes the query's :math:`|R_i| + 1` probabilities (log-sum-exp with
+    :math:`\alpha^i_0`); the per-document coefficients :math:`(C/m) A_i^\top \alpha^i` follow
+    by two ``bincount``. The reference implementation of ``seg``'s factored step.
+
+    Parameters
+    ----------
+    formulation : RankMM
+        With loss ``"max"`` (the ``dual_query_blocks`` capability).
+    tol : float
+        Stop when the certified relative duality gap :math:`(P(w) - D(\alpha))/P(w)` is at
+        most ``tol`` (checked every ``record_every`` steps); 0 runs ``max_iter`` steps.
+    max_iter : int
+        Number of steps T.
+    time_budget : float or None
+        Stop after this many seconds of solver time (checked at the records).
+    seed : int, Generator or None
+        Seed of the query draws (the same seed draws the same queries in ``seg`` and
+        ``seg-pairs``).
+    callback : callable, optional
+        ``callback(t, w, alpha, trace)`` at the records (``alpha`` is None in ``seg``);
+        returning True stops the run.
+    record_every : int or None
+        Steps between records (default ``max(1, max_iter // 200)``).
+    eta0 : float or None
+        The constant rate :math:`\eta_0 > 0`; None for :func:`default_eta0`,
+        :math:`1/\bar A` with :math:`\bar A = (C/m) \max_i 4 \max_j \|x_j - \bar
+        x_i\|^2 \ge |A|_\infty`.
+
+    Returns
+    -------
+    Run
+        ``alpha`` (pairs, then :math:`\alpha^i_0` per query with pairs),
+        ``w = primal_from_dual(alpha)``; ``info`` with ``eta0``, ``w_drift`` and
+        ``n_queries``.
+
+    Raises
+    ------
+    CapabilityError
+        For a formulation without the capability or with another loss than ``"max"``.
+    ValueError
+        For ``eta0`` not finite and positive.
+
+    References
+    ----------
+    .. [1] S. Agarwal and M. Collins, ECIR 2010, Sect. 3.2.
+    .. [2] M. Collins et al., JMLR 9, 2008.
+    """
+    f = formulation
+    rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
+                    record_every=record_every)
+    blocks, c, eta0 = _eg_setup(f, "seg-pairs", eta0)
+    feats = blocks.features()
+    ptr, pptr, y, B = blocks.doc_ptr, blocks.pair_ptr, blocks.y, blocks.n_blocks
+    up = [blocks.upper[pptr[b]:pptr[b + 1]] for b in range(B)]
+    lo = [blocks.lower[pptr[b]:pptr[b + 1]] for b in range(B)]
+    sizes = np.diff(ptr)
+    start = np.asarray(f.dual_start(), dtype=np.float64)
+    p = blocks.upper.size
+    log_alpha = np.log(start[:p])
+    lam = np.log(start[p:])
+    coef = np.zeros(blocks.y.size)
+    for b in range(B):
+        al = np.exp(log_alpha[pptr[b]:pptr[b + 1]])
+        coef[ptr[b]:ptr[b + 1]] = c * (np.bincount(up[b], al, sizes[b])
+                                       - np.bincount(lo[b], al, sizes[b]))
+    X = blocks.X
+    w = np.asarray(X.T @ coef, dtype=np.float64).ravel()
+    rng = np.random.default_rng(seed)
+    every = rec.record_every
+    drift = drift_max = 0.0
+    t = 0
+
+    def values() -> tuple[float, float]:
+        return f.primal_value(w), float(y @ coef - 0.5 * (w @ w))
+
+    while rec.record(t, w=w, alpha=np.r_[np.exp(log_alpha), np.exp(lam)], values=values(),
+                     step=eta0, extra={"w_drift": drift}):
+        stop = min(max_iter, (t // every + 1) * every)
+        while t < stop:
+            if t % DRAW_CHUNK == 0:
+                draws = _draws(rng, B, DRAW_CHUNK)
+            b = int(draws[t % DRAW_CHUNK])
+            t += 1
+            s, e, a, z = ptr[b], ptr[b + 1], pptr[b], pptr[b + 1]
+            Xb, u, v, n_b = feats[b], up[b], lo[b], int(sizes[b])
+            g = Xb @ w - y[s:e]
+            la = log_alpha[a:z]
+            la -= eta0 * (g[u] - g[v])
+            peak = max(float(la.max()), float(lam[b]))
+            log_z = peak + math.log(float(np.exp(la - peak).sum()) + math.exp(lam[b] - peak))
+            la -= log_z
+            lam[b] -= log_z
+            al = np.exp(la)
+            cf = c * (np.bincount(u, al, n_b) - np.bincount(v, al, n_b))
+            w += Xb.T @ (cf - coef[s:e])
+            coef[s:e] = cf
+        exact = np.asarray(X.T @ coef, dtype=np.float64).ravel()
+        drift = _relative_drift(w, exact)
+        drift_max = max(drift_max, drift)
+        w = exact
+    alpha = np.r_[np.exp(log_alpha), np.exp(lam)]
+    w_final = f.primal_from_dual(alpha)
+    drift_max = max(drift_max, _relative_drift(w, w_final))
+    return rec.result(w_final, alpha, t, "seg-pairs", eta0=eta0, w_drift=drift_max,
+                      n_queries=B)
