@@ -1,4 +1,5 @@
-"""``cvxrank --help``, ``--version``, ``data`` and ``evaluate`` stay light: no CVXPY, no sklearn.
+"""``cvxrank --help``, ``--version``, ``data`` and ``evaluate`` stay light: no CVXPY, no sklearn;
+a small PRSVM+ ``fit`` imports no numba.
 
 Each command runs in a fresh interpreter, which then reports which heavy packages it
 imported (importing CVXPY alone takes seconds of CPU).
@@ -74,3 +75,13 @@ def test_the_probe_sees_heavy_imports():
     """The probe itself works: a module imported before ``main`` is reported."""
     code, heavy = imported("--version", preload="sklearn")
     assert code == 0 and "sklearn" in heavy
+
+
+def test_a_small_prsvm_plus_fit_imports_neither_numba_nor_cvxpy(files):
+    """A fit small enough for the numpy passes of PRSVM+ does not load numba (0.7-1.0 s of
+    start-up: :mod:`cvxrank.formulations.sorted_kernels`), nor CVXPY or scikit-learn."""
+    data, _ = files
+    code, heavy = imported("fit", "--method", "ranksvm", "--loss", "squared_hinge",
+                           "--train", data, "--json")
+    assert code == 0
+    assert not {"numba", "cvxpy", "sklearn", "matplotlib"} & set(heavy)

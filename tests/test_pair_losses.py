@@ -10,6 +10,7 @@ are not, and are checked to be valid choices.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 from cvxrank.data import PairSet, build_pairs, count_pairs, make_synthetic
 from cvxrank.errors import PairLimitError
+from cvxrank.formulations import sorted_kernels
 from cvxrank.formulations.pair_losses import ExplicitPairLoss, SortedPairLoss
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.methods import PAIR_LOSSES
@@ -555,3 +557,107 @@ def test_compiled_passes_are_cached_on_disk(tmp_path) -> None:
     assert first[1] > 0 and first[3] > 0  # compiled (cache misses) ...
     assert second[0] > 0 and second[2] > 0 and second[1] == second[3] == 0  # ... then loaded
     assert list(tmp_path.rglob("*.nbi"))
+
+
+# -- the numpy passes are the compiled passes, bit for bit; which one runs ---------------------
+def both_passes(engine: SortedPairLoss, s: np.ndarray, deltas) -> None:
+    """Run the compiled and the numpy passes of ``engine`` at ``s``; assert equal results."""
+    b = engine.blocks
+    values = np.asarray(s, dtype=np.float64)[b.doc] + b.shift
+    order = engine._sort(values)
+    squared = engine.loss != "hinge"
+    args = (values, order, b.doc, b.upper, b.weight, b.margin)
+    compiled = sorted_kernels.block_sums(*args, b.ptr, engine.n_documents, squared)
+    numpy_ = sorted_kernels.numpy_block_sums(*args, engine.layout, engine.n_documents, squared)
+    assert compiled[0] == numpy_[0] and compiled[2] == numpy_[2]  # value, margin-hinge sum
+    assert np.array_equal(compiled[1], numpy_[1]) and np.array_equal(compiled[3], numpy_[3])
+    assert numpy_[1].dtype == np.float64 and numpy_[3].dtype == np.float64
+    for delta in deltas:
+        hc = sorted_kernels.block_hessp(delta, order, compiled[3], b.doc, b.upper, b.weight,
+                                        b.ptr)
+        hn = sorted_kernels.numpy_block_hessp(delta, b.doc[order], b.upper[order], numpy_[3],
+                                              b.weight, engine.layout)
+        assert np.array_equal(hc, hn) and hn.dtype == np.float64
+
+
+@settings(max_examples=80, deadline=None)
+@given(inst=instances(ties=True), loss=st.sampled_from(LOSSES))
+def test_numpy_passes_equal_compiled_passes_with_ties(inst, loss) -> None:
+    query, level, s, qw, wt, mt = inst
+    engine = SortedPairLoss(query, level, qw, wt, mt, loss)
+    both_passes(engine, s, [*np.eye(len(s)), np.linspace(-1.0, 2.0, len(s))])
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_numpy_passes_equal_compiled_passes_on_random_data(loss) -> None:
+    rng = np.random.default_rng(21)
+    for trial in range(40):
+        n = int(rng.integers(2, 300))
+        n_queries, n_levels = int(rng.integers(1, 9)), int(rng.integers(2, 6))
+        query, level = rng.integers(0, n_queries, n), rng.integers(0, n_levels, n)
+        qw = rng.choice([0.25, 0.7, 1.0, 3.0], n_queries)
+        wt = rng.choice([0.5, 1 / 3, 2.0], (n_levels, n_levels))
+        mt = rng.choice([-0.5, 0.0, 0.3, 1.0, 2.0], (n_levels, n_levels))
+        if trial % 2:  # ties, residuals exactly 0 and 1, a huge score
+            s = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0, 1e8], n)
+        else:  # scales from 1e-3 to 1e3, a common offset up to 1e6
+            scale, offset = 10 ** rng.uniform(-3, 3), rng.normal() * 10 ** rng.uniform(0, 6)
+            s = rng.normal(size=n) * scale + offset
+        engine = SortedPairLoss(query, level, qw, wt, mt, loss)
+        both_passes(engine, s, [rng.normal(size=n), np.zeros(n)])
+
+
+def test_no_pairs_numpy_passes() -> None:
+    engine = SortedPairLoss(np.zeros(4, int), np.zeros(4, int), np.ones(1), np.ones((1, 1)),
+                            np.ones((1, 1)), "squared_hinge")
+    assert engine.n_entries == 0
+    both_passes(engine, np.arange(4.0), [np.ones(4)])
+
+
+RULE_PROBE = """
+import json, sys
+import numpy as np
+from cvxrank.data import make_synthetic
+from cvxrank.formulations import sorted_kernels
+from cvxrank.formulations.ranksvm import RankSVM
+data = make_synthetic(n_queries=6, docs_per_query=20, n_features=4, n_grades=3, seed=5)
+f = RankSVM(data, C=0.1, loss="squared_hinge")
+s = data.X @ np.linspace(-1.0, 1.0, 4)
+first = f.loss_engine("sorted").evaluate(s)
+report = {"numba_after_first": "numba" in sys.modules,
+          "loaded_after_first": sorted_kernels.compiled_loaded(),
+          "numpy_seconds": sorted_kernels.numpy_seconds()}
+sorted_kernels.NUMPY_BUDGET = 0.0  # as if the numpy passes had spent their budget
+second = f.loss_engine("sorted").evaluate(s)
+delta = np.linspace(0.0, 1.0, s.size)
+report.update(numba_after_budget="numba" in sys.modules,
+              loaded_after_budget=sorted_kernels.compiled_loaded(),
+              same=bool(first.value == second.value and np.array_equal(first.grad, second.grad)
+                        and np.array_equal(first.hessp(delta), second.hessp(delta))))
+print(json.dumps(report))
+"""
+
+
+def test_numpy_passes_first_then_compiled_once_the_budget_is_spent() -> None:
+    # a fresh process: the first evaluations run in numpy (numba not even imported); once
+    # the budget is spent the compiled passes are loaded and give the same numbers
+    run = subprocess.run([sys.executable, "-c", RULE_PROBE], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert not report["numba_after_first"] and not report["loaded_after_first"]
+    assert report["numpy_seconds"] > 0
+    assert report["numba_after_budget"] and report["loaded_after_budget"]
+    assert report["same"]
+
+
+def test_compiled_passes_once_loaded_and_for_padded_tables(monkeypatch) -> None:
+    monkeypatch.setitem(sorted_kernels._STATE, "loaded", False)
+    monkeypatch.setitem(sorted_kernels._STATE, "numpy_seconds", 0.0)
+    monkeypatch.setattr(sorted_kernels, "warm_up", lambda: sorted_kernels._STATE.update(
+        loaded=True))
+    assert not sorted_kernels.use_compiled(1000, 2300)
+    # one long query among many short ones: the table would be mostly padding
+    assert sorted_kernels.use_compiled(1000, 100_000)
+    assert sorted_kernels.compiled_loaded() and sorted_kernels.use_compiled(1000, 2300)
+    monkeypatch.setitem(sorted_kernels._STATE, "loaded", False)
+    assert sorted_kernels.use_compiled(sorted_kernels.NUMPY_MAX_ENTRIES + 1, 0)

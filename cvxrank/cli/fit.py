@@ -116,7 +116,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_fit(args: argparse.Namespace) -> int:
     """The ``fit`` subcommand."""
-    from cvxrank.cli.evaluate import measure_scores
     from cvxrank.fitting import fit_formulation
     from cvxrank.methods import get
     from cvxrank.metrics import get_preset
@@ -159,6 +158,8 @@ def run_fit(args: argparse.Namespace) -> int:
     if not ordinal:
         report["n_pairs"] = formulation.n_dual
     if test is not None:
+        from cvxrank.cli.evaluate import measure_scores
+
         X_test = test.pad_features(d).X
         scores = np.asarray(X_test @ fit.w[:d]).ravel()
         report["test"] = args.test

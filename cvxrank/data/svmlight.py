@@ -584,6 +584,14 @@ def _check_dense_fits(path: str, n: int, width: int) -> None:
 
 
 def _match_docid(comment: str) -> str | None:
+    """The ``docid = X`` of a comment (:data:`_DOCID`'s first match), None without one."""
+    if comment.startswith("docid = "):
+        # LETOR's own layout, read without the regular expression (half the time of the
+        # docids, some 5 ms of an OHSUMED fold): the match is at position 0 and X is the
+        # first run of non-whitespace after the "=" (str.split and the pattern's \s are the
+        # same set, str.isspace); nothing but whitespace after it means no match anywhere.
+        rest = comment[8:].split(None, 1)
+        return rest[0] if rest else None
     m = _DOCID.search(comment)
     return m.group(1) if m else None
 

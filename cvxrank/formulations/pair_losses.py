@@ -40,13 +40,14 @@ References
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank.formulations.sorted_kernels import block_hessp, block_sums
+from cvxrank.formulations import sorted_kernels
 from cvxrank.methods import PAIR_LOSSES
 
 
@@ -184,8 +185,10 @@ class SortedPairLoss:
     (the paper's :math:`2(\\alpha_k \\tilde y_k - \\beta_k)`, eq. (5)); a lower entry uses the
     counts and sums of the upper entries before it. Hessian-vector products (eq. (6),
     :math:`z_k = \\alpha_k \\delta_k - \\gamma_k`) reuse the order and counts. The sort is
-    numpy's; the two passes over each block are compiled
-    (:mod:`cvxrank.formulations.sorted_kernels`).
+    numpy's; the two passes over each block (:mod:`cvxrank.formulations.sorted_kernels`) are
+    compiled with numba, or run in numpy with the same results, bit for bit, while loading
+    the compiled ones does not pay in the process
+    (:func:`~cvxrank.formulations.sorted_kernels.use_compiled`).
     """
 
     def __init__(self, query_index: np.ndarray, grade_index: np.ndarray,
@@ -202,6 +205,17 @@ class SortedPairLoss:
         n_blocks = self.blocks.ptr.size - 1
         self._block_key = (self.blocks.block.astype(np.uint16) if n_blocks <= 2**16
                            else self.blocks.block)
+        sizes = np.diff(self.blocks.ptr)
+        # cells of the numpy passes' table (BlockLayout), which is built only if they run
+        self._cells = sizes.size * (int(sizes.max()) + 1 if sizes.size else 1)
+        self._layout: sorted_kernels.BlockLayout | None = None
+
+    @property
+    def layout(self) -> sorted_kernels.BlockLayout:
+        """The table layout of the numpy passes (built on first use)."""
+        if self._layout is None:
+            self._layout = sorted_kernels.BlockLayout(self.blocks.ptr)
+        return self._layout
 
     @property
     def n_entries(self) -> int:
@@ -223,15 +237,32 @@ class SortedPairLoss:
         values = np.asarray(s, dtype=np.float64)[b.doc] + b.shift
         order = self._sort(values)
         squared = self.loss != "hinge"
-        value, grad, margin_hinge, count = block_sums(
-            values, order, b.doc, b.upper, b.weight, b.margin, b.ptr, self.n_documents, squared)
+        if sorted_kernels.use_compiled(self.n_entries, self._cells):
+            value, grad, margin_hinge, count = sorted_kernels.block_sums(
+                values, order, b.doc, b.upper, b.weight, b.margin, b.ptr, self.n_documents,
+                squared)
+
+            def hessp(delta: np.ndarray) -> np.ndarray:
+                return sorted_kernels.block_hessp(np.asarray(delta, dtype=np.float64), order,
+                                                  count, b.doc, b.upper, b.weight, b.ptr)
+        else:
+            start = time.perf_counter()
+            value, grad, margin_hinge, count = sorted_kernels.numpy_block_sums(
+                values, order, b.doc, b.upper, b.weight, b.margin, self.layout,
+                self.n_documents, squared)
+            sorted_kernels.charge_numpy(time.perf_counter() - start)
+            order_doc, order_upper = (b.doc[order], b.upper[order]) if squared else (None, None)
+
+            def hessp(delta: np.ndarray) -> np.ndarray:
+                start = time.perf_counter()
+                out = sorted_kernels.numpy_block_hessp(
+                    np.asarray(delta, dtype=np.float64), order_doc, order_upper, count,
+                    b.weight, self.layout)
+                sorted_kernels.charge_numpy(time.perf_counter() - start)
+                return out
+
         if not squared:
             return LossEvaluation(value, grad, float("nan"), None)
-
-        def hessp(delta: np.ndarray) -> np.ndarray:
-            return block_hessp(np.asarray(delta, dtype=np.float64), order, count, b.doc,
-                               b.upper, b.weight, b.ptr)
-
         return LossEvaluation(value, grad,
                               margin_hinge if self.loss == "squared_hinge" else float("nan"),
                               hessp)

@@ -1,31 +1,90 @@
-r"""Compiled passes of the O(n log n) pairwise loss (PRSVM+, Chapelle & Keerthi 2010, Sect. 4).
+r"""The two passes of the O(n log n) pairwise loss (PRSVM+, Chapelle & Keerthi 2010, Sect. 4).
 
 :class:`~cvxrank.formulations.pair_losses.SortedPairLoss` sorts the block entries with numpy
-and hands the order to these two numba kernels, which walk each block once forward (the
-upper entries before each position) and once backward (the lower entries after it):
+and hands the order to two passes, which walk each block once forward (the upper entries
+before each position) and once backward (the lower entries after it):
 
 * :func:`block_sums`: the loss, its gradient in the scores and the margin-weighted hinge
   sum, plus the number of active partners of every entry (the paper's :math:`\alpha_k`);
 * :func:`block_hessp`: the Hessian-vector product of eq. (6), :math:`z_k = \alpha_k
   \delta_k - \gamma_k`, with the order and counts of the last :func:`block_sums`.
 
-A numpy version of the same passes needs some thirty full-length temporaries (segmented
-cumulative sums, masks, gathers); ``benchmarks/bench_gradient.py`` measured it at 7x the cost
-of the two matrix-vector products of a gradient on OHSUMED, which is why these two loops are
-compiled. Values are centred on each block's mean before the sums, so that
-:math:`S_2 - 2 u S_1 + n u^2` does not lose the digits of a common offset of the scores.
+Values are centred on each block's mean before the sums, so that :math:`S_2 - 2 u S_1 + n
+u^2` does not lose the digits of a common offset of the scores.
+
+Two implementations, bit for bit the same
+------------------------------------------
+* **compiled** (:func:`block_sums`, :func:`block_hessp`): the loops below, compiled by numba
+  (``nogil``) and cached on disk (``__pycache__``). Per call they are the fastest, but a
+  process pays a fixed cost before the first call: importing numba and loading the cached
+  machine code, during which numba builds its typing and lowering registries. Measured on
+  the reference machine at 0.7-1.0 s of wall-clock time (0.25-0.35 s of it the import, the
+  rest the load; ``benchmarks/bench_startup.py`` times it); explicit signatures in
+  ``@njit`` only move the load to import time, and the registries are built whatever the
+  kernels. Compiling, after a change of this file, costs some seconds once.
+* **numpy** (:func:`numpy_block_sums`, :func:`numpy_block_hessp`): the same arithmetic on
+  whole arrays. Each running sum of a block is a ``cumsum`` along the rows of a table with
+  one row per block (:class:`BlockLayout`: a leading 0, the block's values, zeros after), so
+  it adds the same numbers in the same order as the loop, starting from 0; per-document sums
+  are ``bincount``, which adds in array order (block after block, as the loop does); the
+  loss is the last element of a ``cumsum`` in the loop's order. The results are therefore
+  identical to the compiled passes' (``tests/test_pair_losses.py`` checks equality, ties
+  included), and which one runs never changes a number.
+
+On OHSUMED Fold1 (E = 16,736 entries in 122 blocks; a 122 x 321 table) a numpy call costs
+1.4 ms (sums) and 0.53 ms (Hessian product), against 0.11 ms and 0.10 ms compiled and 0.16
+ms for the two matrix-vector products of a gradient (best of 200 calls; the five folds
+within 10 %). A whole PRSVM+ fit there (7 sums, 23 products) spends about 22 ms in the numpy
+passes, against 3 ms in the compiled ones plus their fixed cost.
+
+Which one runs (:func:`use_compiled`)
+-------------------------------------
+The compiled passes once they are loaded in the process (:func:`warm_up` was called, as the
+benchmarks and the experiment workers do, or the rule below switched); before that, the
+numpy passes, until they have spent :data:`NUMPY_BUDGET` seconds in the process (about the
+compiled passes' fixed cost): then :func:`warm_up` loads the compiled passes, which run from
+then on. This is the rule of ski rental: a process whose passes cost less in numpy than
+the fixed cost (one fit on a LETOR fold: 22 ms) never imports numba; a longer one (a grid
+in one process, a large data set) pays at most the budget on top of what the compiled
+passes from the start would have cost, so at most about twice the better choice, whatever
+its length. The numpy passes are skipped when their table would be mostly padding
+(:data:`MAX_PADDING`: one long query among many short ones) or the blocks too large
+(:data:`NUMPY_MAX_ENTRIES`), where the compiled passes win within one fit.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from numba import njit
+
+#: Seconds the numpy passes may spend in a process before the compiled passes are loaded
+#: (about the fixed cost of importing numba and loading the cached passes, 0.7-1.0 s here,
+#: taken on the low side so that a long run does not pay much for starting in numpy).
+NUMPY_BUDGET = 0.5
+
+#: Largest ratio of table cells (blocks x (longest block + 1)) to entries for which the
+#: numpy passes are used (on OHSUMED it is 2.3; 64 cells more are always allowed, for tiny
+#: problems).
+MAX_PADDING = 8.0
+
+#: Most entries for which the numpy passes are used. Above it one numpy call costs tens of
+#: milliseconds (its budget lasts a few Newton steps, less than one fit) and its
+#: temporaries tens of megabytes, so the compiled passes are loaded at once.
+NUMPY_MAX_ENTRIES = 2**20
+
+_STATE: dict[str, Any] = {"dispatchers": None, "loaded": False, "numpy_seconds": 0.0}
 
 
-@njit(cache=True, nogil=True)
-def block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray, upper: np.ndarray,
-               weight: np.ndarray, margin: np.ndarray, ptr: np.ndarray, n_documents: int,
-               squared: bool) -> tuple[float, np.ndarray, float, np.ndarray]:
+# --------------------------------------------------------------------------- compiled passes
+# Plain Python functions, compiled with numba (``njit(cache=True, nogil=True)``) the first time
+# ``block_sums`` or ``block_hessp`` is looked up in this module, so that importing this
+# module (and every formulation) does not import numba.
+
+
+def _block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray, upper: np.ndarray,
+                weight: np.ndarray, margin: np.ndarray, ptr: np.ndarray, n_documents: int,
+                squared: bool) -> tuple[float, np.ndarray, float, np.ndarray]:
     """Loss, gradient in s, margin-weighted hinge sum and active counts (see module).
 
     Parameters
@@ -96,9 +155,8 @@ def block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray, upper: np
     return value, grad, margin_hinge, count
 
 
-@njit(cache=True, nogil=True)
-def block_hessp(delta: np.ndarray, order: np.ndarray, count: np.ndarray, doc: np.ndarray,
-                upper: np.ndarray, weight: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+def _block_hessp(delta: np.ndarray, order: np.ndarray, count: np.ndarray, doc: np.ndarray,
+                 upper: np.ndarray, weight: np.ndarray, ptr: np.ndarray) -> np.ndarray:
     """Hessian of the squared-hinge block loss in s times ``delta`` (eq. (6))."""
     out = np.zeros(delta.size)
     for b in range(ptr.size - 1):
@@ -125,14 +183,35 @@ def block_hessp(delta: np.ndarray, order: np.ndarray, count: np.ndarray, doc: np
     return out
 
 
-def warm_up() -> None:
-    """Compile (or load from numba's cache) both kernels for the argument types
-    :class:`~cvxrank.formulations.pair_losses.SortedPairLoss` uses.
+def _dispatchers() -> dict[str, Any]:
+    """The numba dispatchers of the two passes (numba imported here, on first use)."""
+    if _STATE["dispatchers"] is None:
+        from numba import njit
 
-    The first call of a kernel in a process costs its compilation (once per source change)
-    or its loading from ``__pycache__`` (a few tenths of a second); experiments call this
-    before they time anything, so that the cost is not charged to the first timed run.
+        compile_ = njit(cache=True, nogil=True)
+        _STATE["dispatchers"] = {"block_sums": compile_(_block_sums),
+                                 "block_hessp": compile_(_block_hessp)}
+    return _STATE["dispatchers"]
+
+
+def __getattr__(name: str) -> Any:
+    """``block_sums`` and ``block_hessp``: the compiled passes (numba dispatchers)."""
+    if name in ("block_sums", "block_hessp"):
+        return _dispatchers()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) both compiled passes for the argument types
+    :class:`~cvxrank.formulations.pair_losses.SortedPairLoss` uses; from then on this process
+    uses them (:func:`use_compiled`).
+
+    The first call of a compiled pass in a process costs its compilation (once per source
+    change) or its loading from ``__pycache__`` (with importing numba, 0.7-1.0 s here);
+    experiments call this before they time anything, so that the cost is not charged to the
+    first timed run.
     """
+    block_sums, block_hessp = _dispatchers()["block_sums"], _dispatchers()["block_hessp"]
     values = np.array([0.0, 1.0])
     order = np.argsort(values)
     doc = np.array([0, 1], dtype=np.int64)
@@ -142,3 +221,172 @@ def warm_up() -> None:
     _, _, _, count = block_sums(values, order, doc, upper, ones, ones, ptr, 2, True)
     block_sums(values, order, doc, upper, ones, ones, ptr, 2, False)
     block_hessp(ones, order, count, doc, upper, ones, ptr)
+    _STATE["loaded"] = True
+
+
+def compiled_loaded() -> bool:
+    """Whether the compiled passes are loaded in this process (:func:`warm_up` has run)."""
+    return bool(_STATE["loaded"])
+
+
+def use_compiled(n_entries: int, cells: int) -> bool:
+    """Whether the next pass should be the compiled one (the rule of the module docstring).
+
+    Parameters
+    ----------
+    n_entries, cells : int
+        Entries of the blocks and cells of their numpy table (:class:`BlockLayout`).
+
+    Returns
+    -------
+    bool
+        True once the compiled passes are loaded; when the numpy passes do not apply
+        (more than :data:`NUMPY_MAX_ENTRIES` entries, or a table more than
+        :data:`MAX_PADDING` times the entries); or once the numpy passes have spent
+        :data:`NUMPY_BUDGET` seconds in this process. In the last two cases the compiled
+        passes are loaded here (:func:`warm_up`).
+    """
+    if _STATE["loaded"]:
+        return True
+    if (n_entries > NUMPY_MAX_ENTRIES or cells > MAX_PADDING * n_entries + 64
+            or _STATE["numpy_seconds"] >= NUMPY_BUDGET):
+        warm_up()
+        return True
+    return False
+
+
+def charge_numpy(seconds: float) -> None:
+    """Add ``seconds`` spent in the numpy passes to this process's account."""
+    _STATE["numpy_seconds"] += seconds
+
+
+def numpy_seconds() -> float:
+    """Seconds the numpy passes have spent in this process."""
+    return float(_STATE["numpy_seconds"])
+
+
+# --------------------------------------------------------------------------- numpy passes
+
+
+class BlockLayout:
+    """Where each position of the blocks goes in the table of the numpy passes.
+
+    The table has one row per block and ``longest block + 1`` columns; position t of block
+    b (``ptr[b] <= t < ptr[b+1]``) goes to column ``1 + t - ptr[b]`` (:attr:`forward`) or,
+    read backward, ``ptr[b+1] - t`` (:attr:`backward`); column 0 and the columns after a
+    block's end hold 0. A ``cumsum`` along the rows then gives, at each position, the sum of
+    the block's values up to it (or from the end down to it), added in the order of the
+    compiled loops, starting from 0.
+
+    Parameters
+    ----------
+    ptr : int64 (n_blocks + 1,)
+        Block boundaries.
+    """
+
+    def __init__(self, ptr: np.ndarray) -> None:
+        ptr = np.asarray(ptr, dtype=np.int64)
+        sizes = np.diff(ptr)
+        n_blocks = sizes.size
+        self.n_entries = int(ptr[-1] - ptr[0]) if ptr.size else 0
+        width = int(sizes.max()) + 1 if n_blocks else 1
+        block = np.repeat(np.arange(n_blocks, dtype=np.int64), sizes)
+        offset = np.arange(self.n_entries, dtype=np.int64) - np.repeat(ptr[:-1] - ptr[0], sizes)
+        row = block * width
+        #: Block of each position.
+        self.block = block
+        #: Flat table index of each position, forward and backward.
+        self.forward = row + 1 + offset
+        self.backward = row + sizes[block] - offset
+        #: Table shape and number of cells.
+        self.shape = (n_blocks, width)
+        self.cells = n_blocks * width
+        #: Block sizes as float64 (the divisor of the block means; 1 for an empty block).
+        self.divisor = np.maximum(sizes, 1).astype(np.float64)
+        #: Positions in the order of the compiled backward loops: block after block, each
+        #: from its last position to its first.
+        self.reverse = np.lexsort((-offset, block))
+        #: First and one-past-last position of each position's block, and the number of
+        #: positions after each one in its block.
+        self.start = np.repeat(ptr[:-1] - ptr[0], sizes)
+        self.stop = np.repeat(ptr[1:] - ptr[0], sizes)
+        self.after = self.stop - np.arange(self.n_entries, dtype=np.int64) - 1
+
+    def forward_sums(self, a: np.ndarray) -> np.ndarray:
+        """At each position, ``a`` summed over its block's positions up to it (inclusive)."""
+        table = np.zeros(self.cells)
+        table[self.forward] = a
+        np.cumsum(table.reshape(self.shape), axis=1, out=table.reshape(self.shape))
+        return table[self.forward]
+
+    def backward_sums(self, a: np.ndarray) -> np.ndarray:
+        """At each position, ``a`` summed over its block's positions from the last down to it."""
+        table = np.zeros(self.cells)
+        table[self.backward] = a
+        np.cumsum(table.reshape(self.shape), axis=1, out=table.reshape(self.shape))
+        return table[self.backward]
+
+    def block_means(self, values: np.ndarray) -> np.ndarray:
+        """Mean of ``values`` (in stored entry order) over each block, summed in order."""
+        table = np.zeros(self.cells)
+        table[self.forward] = values
+        totals = np.cumsum(table.reshape(self.shape), axis=1)[:, -1]
+        return totals / self.divisor
+
+    def counts(self, up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Upper positions before each position and lower positions after it, in its block
+        (float64; ``up`` is the role of each position)."""
+        ups = np.concatenate(([0], np.cumsum(up, dtype=np.int64)))  # uppers before t
+        ups_before = ups[:-1] - ups[self.start]
+        lows_after = self.after - (ups[self.stop] - ups[1:])
+        return ups_before.astype(np.float64), lows_after.astype(np.float64)
+
+
+def numpy_block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray,
+                     upper: np.ndarray, weight: np.ndarray, margin: np.ndarray,
+                     layout: BlockLayout, n_documents: int,
+                     squared: bool) -> tuple[float, np.ndarray, float, np.ndarray]:
+    """:func:`block_sums` with numpy, the same numbers (``layout``: :class:`BlockLayout` of
+    the blocks' ``ptr``; the other arguments and the results as :func:`block_sums`)."""
+    centre = layout.block_means(values)
+    v = values[order] - centre[layout.block]
+    up = upper[order]
+    d = doc[order]
+    c = weight  # constant over a block: weight[t] is the weight of position t's block
+    up_count, lo_count = layout.counts(up)
+    count = np.where(up, lo_count, up_count)
+    up_sum = layout.forward_sums(np.where(up, v, 0.0))
+    lo_sum = layout.backward_sums(np.where(up, 0.0, v))
+    lo_excess = lo_sum - lo_count * v  # of an upper entry (backward loop)
+    if squared:
+        up_excess = up_count * v - up_sum  # of a lower entry (forward loop)
+        lo_sq = layout.backward_sums(np.where(up, 0.0, v * v))
+        two_c = 2.0 * c
+        step = np.where(up, -(two_c * lo_excess), two_c * up_excess)
+        terms = np.where(up, c * (lo_sq - v * (2.0 * lo_sum - lo_count * v)), 0.0)
+        hinge_terms = np.where(up, c * margin * lo_excess, 0.0)
+        margin_hinge = _sum_in_order(hinge_terms[layout.reverse])
+    else:
+        step = np.where(up, -(c * lo_count), c * up_count)
+        terms = np.where(up, c * lo_excess, 0.0)
+        margin_hinge = 0.0
+    value = _sum_in_order(terms[layout.reverse])
+    grad = np.bincount(d, weights=step, minlength=n_documents).astype(np.float64, copy=False)
+    return value, grad, margin_hinge, count
+
+
+def numpy_block_hessp(delta: np.ndarray, order_doc: np.ndarray, order_upper: np.ndarray,
+                      count: np.ndarray, weight: np.ndarray, layout: BlockLayout) -> np.ndarray:
+    """:func:`block_hessp` with numpy, the same numbers; ``order_doc`` and ``order_upper`` are
+    ``doc[order]`` and ``upper[order]`` (computed once per evaluation)."""
+    x = delta[order_doc]
+    up_sum = layout.forward_sums(np.where(order_upper, x, 0.0))
+    lo_sum = layout.backward_sums(np.where(order_upper, 0.0, x))
+    step = (2.0 * weight) * (count * x - np.where(order_upper, lo_sum, up_sum))
+    return np.bincount(order_doc, weights=step, minlength=delta.size).astype(np.float64,
+                                                                             copy=False)
+
+
+def _sum_in_order(terms: np.ndarray) -> float:
+    """``terms`` added one after the other from 0 (a ``cumsum``, not numpy's pairwise sum)."""
+    return 0.0 + float(np.cumsum(terms)[-1]) if terms.size else 0.0
