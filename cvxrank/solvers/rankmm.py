@@ -730,48 +730,8 @@ def solve_seg_pairs(
     :math:`\alpha^i_0`); the per-document coefficients :math:`(C/m) A_i^\top \alpha^i` follow
     by two ``bincount``. The reference implementation of ``seg``'s factored step.
 
-    Parameters
-    ----------
-    formulation : RankMM
-        With loss ``"max"`` (the ``dual_query_blocks`` capability).
-    tol : float
-        Stop when the certified relative duality gap :math:`(P(w) - D(\alpha))/P(w)` is at
-        most ``tol`` (checked every ``record_every`` steps); 0 runs ``max_iter`` steps.
-    max_iter : int
-        Number of steps T.
-    time_budget : float or None
-        Stop after this many seconds of solver time (checked at the records).
-    seed : int, Generator or None
-        Seed of the query draws (the same seed draws the same queries in ``seg`` and
-        ``seg-pairs``).
-    callback : callable, optional
-        ``callback(t, w, alpha, trace)`` at the records (``alpha`` is None in ``seg``);
-        returning True stops the run.
-    record_every : int or None
-        Steps between records (default ``max(1, max_iter // 200)``).
-    eta0 : float or None
-        The constant rate :math:`\eta_0 > 0`; None for :func:`default_eta0`,
-        :math:`1/\bar A` with :math:`\bar A = (C/m) \max_i 4 \max_j \|x_j - \bar
-        x_i\|^2 \ge |A|_\infty`.
-
-    Returns
-    -------
-    Run
-        ``alpha`` (pairs, then :math:`\alpha^i_0` per query with pairs),
-        ``w = primal_from_dual(alpha)``; ``info`` with ``eta0``, ``w_drift`` and
-        ``n_queries``.
-
-    Raises
-    ------
-    CapabilityError
-        For a formulation without the capability or with another loss than ``"max"``.
-    ValueError
-        For ``eta0`` not finite and positive.
-
-    References
-    ----------
-    .. [1] S. Agarwal and M. Collins, ECIR 2010, Sect. 3.2.
-    .. [2] M. Collins et al., JMLR 9, 2008.
+    Parameters, returns, raises and references: those of :func:`solve_seg` (the same
+    signature and the same run for the same seed, to rounding).
     """
     f = formulation
     rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
