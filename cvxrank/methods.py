@@ -106,6 +106,10 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("ocsvm", "cvxrank.formulations.ocsvm:OrdinalSVM", ("hinge",), ("apg",),
            "fixed-margin ordinal SVM, thresholds between grades (Li 2011, Sect. 3.1)",
            "cvxrank.estimators:OrdinalSVMRanker"),
+    Method("rankmm", "cvxrank.formulations.rankmm:RankMM", ("average", "max", "max_average"),
+           ("cutting-plane", "apg", "sgp", "seg"),
+           "RankMM-1/2/3: query-level relevance-weighted hinge (Agarwal & Collins 2010)",
+           "cvxrank.estimators:RankMMRanker"),
 )}
 
 

@@ -279,7 +279,8 @@ def rate_guide_text(rate: RateSpec) -> str:
 
     ``O(1/k)``, ``O(1/k^2)`` (sublinear), ``O((1 - 2.1e-03)^k)`` (linear with a contraction
     factor, written as one minus a small number so that a factor of 0.99998 stays readable),
-    ``linear`` or ``Newton, <=15 it, superlinear end`` (nothing to draw).
+    ``linear``, ``Newton, <=15 it, superlinear end`` or an iteration bound (nothing to
+    draw).
     """
     if rate.kind == "sublinear":
         return rate.expected
@@ -287,6 +288,8 @@ def rate_guide_text(rate: RateSpec) -> str:
         if rate.factor is None:
             return "linear"
         return f"O((1 - {1.0 - rate.factor:.1e})^k)"
+    if rate.kind == "bounded":
+        return f"<={rate.max_iter_expected:.3g} iterations (proven bound)"
     return f"Newton, <={rate.max_iter_expected} it, superlinear end"
 
 
@@ -335,7 +338,7 @@ def plot_rate_guide(
     if ax is None:
         ax = new_figure(figsize=(6, 4), layout="constrained").add_subplot()
         ax.set_yscale("log")
-    if rate.kind == "newton" or (rate.kind == "linear" and rate.factor is None):
+    if rate.kind in ("newton", "bounded") or (rate.kind == "linear" and rate.factor is None):
         return ax
     k = np.asarray(k, dtype=float)
     s = np.asarray(s, dtype=float)
@@ -454,7 +457,7 @@ def _legend_handles(ax: Axes, group: Sequence[Any], colors: dict[str, str],
     unguided: dict[str, list[str]] = {}
     for o in group:
         rate = _rate_of(o)
-        if rate is not None and (rate.kind == "newton"
+        if rate is not None and (rate.kind in ("newton", "bounded")
                                  or (rate.kind == "linear" and rate.factor is None)):
             unguided.setdefault(rate_guide_text(rate), []).append(o.solver)
     handles += [Line2D([], [], linestyle="none", label=f"{', '.join(names)}: proven {text}\n"

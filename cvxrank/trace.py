@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from cvxrank import tolerances
 from cvxrank.formulations.base import Formulation
 from cvxrank.tolerances import relative_gap, within
 
@@ -285,7 +286,7 @@ class TraceRecorder:
             gap = p - d
             # never the zero model while the certificate leaves a gap (see tolerances)
             gap_ok = (bool(np.isfinite(d)) and within(gap, p, self.tol)
-                      and (gap <= 0 or bool(np.any(w))))
+                      and (bool(np.any(w)) or within(gap, p, tolerances.ZERO_MODEL_GAP)))
             if due or gap_ok:
                 self.trace.append(k, self._elapsed, p, d, step, extra)
         go_on = True

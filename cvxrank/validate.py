@@ -65,7 +65,7 @@ from cvxrank.formulations.base import Formulation
 from cvxrank.trace import Run
 
 #: Rate families a solver can be checked against.
-RATE_KINDS = ("sublinear", "linear", "newton")
+RATE_KINDS = ("sublinear", "linear", "newton", "bounded")
 
 #: Fewest points above the noise floor needed to fit a sublinear or linear rate.
 MIN_FIT_POINTS = 5
@@ -87,11 +87,11 @@ NEWTON_RATIOS = 3
 class RateSpec:
     """The convergence rate a method's theory proves.
 
-    Build with :meth:`sublinear`, :meth:`linear` or :meth:`newton`.
+    Build with :meth:`sublinear`, :meth:`linear`, :meth:`newton` or :meth:`bounded`.
 
     Attributes
     ----------
-    kind : {"sublinear", "linear", "newton"}
+    kind : {"sublinear", "linear", "newton", "bounded"}
     exponent : float or None
         Sublinear: suboptimality ``O(k ** exponent)`` (-1 for ``O(1/k)``, -2 for
         ``O(1/k^2)``, -0.5 for ``O(1/sqrt(k))``).
@@ -99,7 +99,8 @@ class RateSpec:
         Linear: predicted contraction per iteration ``q`` in ``(0, 1)`` (e.g. ``1 - mu/L``);
         None asks only for linear convergence (fitted factor < 1).
     max_iter_expected : int or None
-        Newton: largest acceptable number of outer iterations.
+        Newton: largest acceptable number of outer iterations; bounded: the proven
+        iteration bound.
     measure : {"auto", "dual", "primal"}
         Which suboptimality the rate is about: ``d* - D(alpha_k)`` (dual), ``P(w_k) - p*``
         (primal), or ``auto`` (dual when the run recorded dual values, else primal).
@@ -125,10 +126,10 @@ class RateSpec:
             raise ValueError(f"a sublinear rate needs a negative exponent, got {self.exponent}")
         if self.kind == "linear" and self.factor is not None and not 0 < self.factor < 1:
             raise ValueError(f"a linear contraction factor must be in (0, 1), got {self.factor}")
-        if self.kind == "newton" and not (
+        if self.kind in ("newton", "bounded") and not (
             self.max_iter_expected is not None and self.max_iter_expected >= 1
         ):
-            raise ValueError("a newton rate needs max_iter_expected >= 1")
+            raise ValueError(f"a {self.kind} rate needs max_iter_expected >= 1")
 
     @classmethod
     def sublinear(cls, exponent: float, *, measure: str = "auto", label: str = "") -> RateSpec:
@@ -149,6 +150,14 @@ class RateSpec:
         return cls("newton", max_iter_expected=int(max_iter_expected), measure=measure,
                    label=label)
 
+    @classmethod
+    def bounded(cls, max_iter_expected: int, *, measure: str = "auto",
+                label: str = "") -> RateSpec:
+        """At most ``max_iter_expected`` iterations to the tolerance: a proven iteration
+        bound (cutting planes), with no rate fitted."""
+        return cls("bounded", max_iter_expected=int(max_iter_expected), measure=measure,
+                   label=label)
+
     @property
     def expected(self) -> str:
         """The expected rate as tables print it."""
@@ -160,6 +169,8 @@ class RateSpec:
             return "O(1/k)" if e == 1 else f"O(1/k^{power})"
         if self.kind == "linear":
             return "linear" if self.factor is None else f"<={self.factor:.6g}/it"
+        if self.kind == "bounded":
+            return f"<={self.max_iter_expected:.3g} it (bound)"
         return f"<={self.max_iter_expected} it, superlinear"
 
     def as_dict(self) -> dict[str, Any]:
@@ -307,6 +318,8 @@ def fit_rate(rate: RateSpec, k: np.ndarray, s: np.ndarray, floor: float) -> _Fit
     s = np.asarray(s, dtype=float)
     if rate.kind == "newton":
         return _fit_newton(k, s, floor)
+    if rate.kind == "bounded":
+        return _Fit(None, "", None, int(k.size))
     ku, su = _usable(k, s, floor)
     if ku.size < MIN_FIT_POINTS:
         return _Fit(None, "n/a", None, int(ku.size),
@@ -385,6 +398,11 @@ def _judge(
         if not rate_ok:
             reasons.append(f"{prefix}fitted contraction {fitted:.6g}/it is slower than the "
                            f"proven {rate.expected} (must be {need})")
+    elif rate.kind == "bounded":
+        rate_ok = n_iter <= int(rate.max_iter_expected)  # type: ignore[arg-type]
+        if not rate_ok:
+            reasons.append(f"{prefix}{n_iter} iterations > the proven bound "
+                           f"{rate.max_iter_expected}")
     elif rate.kind == "newton":
         rate_ok = n_iter <= int(rate.max_iter_expected)  # type: ignore[arg-type]
         if not rate_ok:
@@ -432,7 +450,7 @@ def _measure_one(
     fit = fit_rate(rate, k, s, floor)
     if fit.note:
         notes.append(fit.note)
-    if rate.kind == "newton":
+    if rate.kind in ("newton", "bounded"):
         fitted: float | None = float(result.n_iter)
         label = f"{result.n_iter} it" + (f", {fit.label}" if fit.label else "")
     else:
@@ -490,7 +508,7 @@ def _floor(formulation: Formulation | None) -> float:
 def _fit_mean_curve(results: Sequence[Run], reference: Any, rate: RateSpec,
                     runs: list[dict[str, Any]], floor: float) -> _Fit | None:
     """The rate fitted to the mean suboptimality of several runs (None if not applicable)."""
-    if len(results) < 2 or rate.kind == "newton":
+    if len(results) < 2 or rate.kind in ("newton", "bounded"):
         return None
     scale = tolerances.gap_scale(float(reference.p_star), floor)
     curves = [_suboptimality(r, float(reference.p_star), float(reference.d_star), scale,

@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from cvxrank.cuts import QueryCuts
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
@@ -127,7 +128,7 @@ class RankMM(ProjectableDual, LossWeighted):
        Sect. 3.2 (maximum loss, simplex dual), Sect. 3.3 (maximum-average loss, l1,inf dual).
     """
 
-    capabilities = frozenset({"dual_gradient", "dual_query_blocks"})
+    capabilities = frozenset({"dual_gradient", "dual_query_blocks", "separation_oracle"})
 
     def __init__(self, data: RankingData, *, C: float = 1.0, loss: QueryLoss = "average",
                  max_pairs: int = DEFAULT_MAX_PAIRS) -> None:
@@ -349,6 +350,73 @@ class RankMM(ProjectableDual, LossWeighted):
         np.maximum.at(losses, query[has], total[has] / count[has])
         return losses
 
+    def separation_oracle(self, w: np.ndarray) -> QueryCuts:
+        r"""The affine piece of every :math:`L_i` active at w (the most violated constraint).
+
+        With the pair residuals :math:`r_{jk} = \Delta_{jk} - (s_j - s_k)`, the piece's pair
+        weights :math:`\pi^i` (:class:`~cvxrank.cuts.QueryCuts`) are the maximizers of
+        :math:`\sum \pi_{jk} r_{jk}` over the loss's unit dual set, i.e. the constraint of
+        the slack QP most violated at w:
+
+        * ``"average"``: :math:`\pi_{jk} = 1/|R_i|` on the pairs with :math:`r_{jk} > 0`
+          (the 1-slack constraint of the subset of violated pairs, Sect. 3.1);
+        * ``"max"``: one pair of largest :math:`r_{jk}`, if positive (Sect. 3.2);
+        * ``"max_average"``: :math:`\pi_{jk} = 1/|P_{ik}|` on the violated pairs of the
+          lower document k whose mean hinge is largest (Sect. 3.3).
+
+        :math:`L_i(w) = \sum \pi_{jk} r_{jk}` and :math:`L_i(v) \ge c_i - g_i^\top v` for
+        every v. O(p + n d) with the pairs built.
+
+        Parameters
+        ----------
+        w : ndarray of shape (d,)
+
+        Returns
+        -------
+        QueryCuts
+            One piece per query with pairs (block b is ``queries_with_pairs[b]``).
+        """
+        P, blocks = self.pairs, self.queries_with_pairs
+        s = np.asarray(self._X @ np.asarray(w, dtype=np.float64), dtype=np.float64)
+        residual = P.delta - (s[P.upper] - s[P.lower])
+        pair_block = np.searchsorted(blocks, P.query)
+        starts = P.pair_ptr[blocks]
+        positive = residual > 0
+        if self.loss == "average":
+            weight = np.where(positive, 1.0 / self.pairs_per_query[P.query], 0.0)
+        elif self.loss == "max":
+            chosen = _first_argmax(residual, pair_block, starts)
+            weight = np.zeros(self._n_pairs)
+            weight[chosen] = positive[chosen].astype(np.float64)
+        else:
+            group, size, group_block = self.lower_group
+            mean = np.bincount(group, weights=np.maximum(residual, 0.0)) / size
+            group_starts = np.searchsorted(group_block, np.arange(blocks.size))
+            best = _first_argmax(mean, group_block, group_starts)
+            weight = np.where(positive & (group == best[pair_block]), 1.0 / size[group], 0.0)
+        loss = np.bincount(pair_block, weights=weight * residual, minlength=blocks.size)
+        offset = np.bincount(pair_block, weights=weight * P.delta, minlength=blocks.size)
+        coef = P.A.T @ weight  # per document: the sum of its pairs' weights, +upper -lower
+        docs = np.flatnonzero(coef)
+        block_doc = np.searchsorted(blocks, self.data.query_index[docs])
+        spread = sp.csr_matrix((coef[docs], (block_doc, docs)),
+                               shape=(blocks.size, self.data.n_documents))
+        gradient = spread @ self._X
+        gradient = gradient.toarray() if sp.issparse(gradient) else np.asarray(gradient)
+        return QueryCuts(loss=loss, offset=offset, gradient=gradient, pair_weight=weight,
+                         pair_block=pair_block)
+
+    def dual_from_pair_weights(self, beta: np.ndarray) -> np.ndarray:
+        r"""The printed dual point :math:`\alpha` of pair multipliers :math:`\beta = c
+        \odot \alpha` (with, for ``"max"``, each query's slack :math:`\alpha^i_0 = 1 -
+        \sum_{jk} \alpha^i_{jk}`)."""
+        alpha = np.asarray(beta, dtype=np.float64) / self.pair_scale
+        if self.loss != "max":
+            return alpha
+        per_block = np.bincount(np.searchsorted(self.queries_with_pairs, self.pairs.query),
+                                weights=alpha, minlength=self.queries_with_pairs.size)
+        return np.r_[alpha, np.maximum(1.0 - per_block, 0.0)]
+
     def primal_value(self, w: np.ndarray) -> float:
         """:math:`P(w) = \\tfrac12 \\|w\\|^2 + \\frac{C}{m} \\sum_i L_i(w)` (no pairs built)."""
         w = np.asarray(w, dtype=np.float64)
@@ -393,6 +461,15 @@ class RankMM(ProjectableDual, LossWeighted):
     def describe(self) -> dict[str, object]:
         """Name, C, loss and m, for tables and JSON output."""
         return {"formulation": self.name, "C": self.C, "loss": self.loss, "m": self.m}
+
+
+def _first_argmax(values: np.ndarray, segment: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Index of the first largest entry of each nonempty segment (``values`` sorted by
+    ``segment``, whose segments begin at ``starts``)."""
+    best = np.maximum.reduceat(values, starts)
+    hits = np.flatnonzero(values == best[segment])
+    _, first = np.unique(segment[hits], return_index=True)
+    return hits[first]
 
 
 def _max_losses(slack: np.ndarray, query: np.ndarray, level: np.ndarray, m: int) -> np.ndarray:
