@@ -1,30 +1,40 @@
 """The exact projection onto RankMM-3's dual set (l1,inf ball per query, in the orthant).
 
-Three measurements of ``cvxrank.sets.L1InfBall`` (Agarwal & Collins 2010, Sect. 3.3;
+Four measurements of ``cvxrank.sets.L1InfBall`` (Agarwal & Collins 2010, Sect. 3.3;
 Quattoni, Carreras, Collins & Darrell, ICML 2009):
 
-1. **Against CVXPY** at N = 10^4 coordinates: ``L1InfBall.project`` against the CVXPY
-   projection of the same set (``minimize sum_squares(z - v)`` subject to
-   ``constraints(z)``, with the caps ``gamma`` as a CVXPY variable; Clarabel at cvxrank's
-   reference settings), built and solved from scratch (CVXPY's compilation and Clarabel's
-   own solve time are shown separately). Target: the exact projection is >= 1000x faster
-   than the CVXPY projection (built and solved). The distance between the two points (in
-   units of sigma = max(1, ||v||_inf, max_b s r_b)) is printed as a sanity check, and so is
-   the time of one ``np.argsort`` of the N values, a floor for any sort-based method in numpy
-   (the projection does two, plus some twenty O(N) passes).
+0. **First-call cost** of the compiled kernel (``cvxrank.l1inf_kernels``): importing numba
+   and loading the kernel from numba's disk cache (or compiling it, the first run after a
+   change of the kernel), in a fresh process; the timed projections below run after
+   ``l1inf_kernels.warm_up()`` and do not include it. A process that has not loaded the
+   kernel runs the sort-based numpy method (``L1InfLayout.project_sorted``) until that has
+   cost ``NUMPY_BUDGET`` = 0.25 s, then loads it (``cvxrank/l1inf_kernels.py``); both are timed.
+1. **Against CVXPY** at N = 10^2, 10^3, 10^4 coordinates, side by side in one run:
+   ``L1InfBall.project`` against the CVXPY projection of the same set
+   (``minimize sum_squares(z - v)`` subject to ``constraints(z)``, with the caps ``gamma`` as
+   a CVXPY variable; Clarabel at cvxrank's reference settings). CVXPY is timed as a user
+   calls it, the problem built and solved from scratch (the *whole call*, with CVXPY's
+   compilation), and Clarabel's own solve time is shown beside it. **Target: the exact
+   projection >= 1000x faster than the whole CVXPY call at N = 10^4**; the ratio to
+   Clarabel's solve time alone is printed too, with its own verdict. The distance between
+   the two points (in units of sigma = max(1, ||v||_inf, max_b s r_b)) is printed as a
+   sanity check, and so is the time of one ``np.argsort`` of the N values (the floor of
+   the sort-based method, which does two).
 2. **Scaling**: time of ``project`` for N = 10^3 ... 10^6 on two layouts, median of
    ``timeit``-style repeats; the fitted exponent of log(time) against log(N) and time / (N
-   log2 N), normalised to its value at the smallest N (flat for an O(N log N) method).
+   log2 N), normalised to its value at the smallest N (flat for an O(N log N) method,
+   falling for an O(N) one).
 3. **The paper's order** (project onto the l1,inf ball, then clip the negatives:
    ``project_then_clip``) against the exact projection on random inputs: the fraction of
    inputs where the two differ, ``||z' - z|| / ||z||`` (median, max over the inputs where
    they differ) and the objective excess ``(||z' - v||^2 - ||z - v||^2) / ||z - v||^2``.
 
-Layouts: *one block* (one query: G groups of N/G coordinates), *RankMM-3 queries* (blocks =
-queries of 60 documents with grades 0, 1, 2 drawn uniformly; one group per lower document
-k, holding the pairs (j, k) with y_j > y_k, as in RankMM-3's dual: ~1,200 coordinates per
-query), and *many small blocks* (10 groups of 10 per block). Points: v ~ N(0, 1), radii
-s r_b = 0.3 x (the block's l1,inf norm of max(v, 0)), so the budget binds in every block.
+Layouts: *one block* (one query: G = sqrt(N) groups of N/G coordinates), *RankMM-3 queries*
+(blocks = queries of 60 documents with grades 0, 1, 2 drawn uniformly; one group per lower
+document k, holding the pairs (j, k) with y_j > y_k, as in RankMM-3's dual: ~1,200
+coordinates per query), and *many small blocks* (10 groups of 10 per block). Points: v ~
+N(0, 1), radii s r_b = 0.3 x (the block's l1,inf norm of max(v, 0)), so the budget binds in
+every block.
 
 Run: ``.venv/bin/python benchmarks/bench_l1inf_projection.py [--max-n 1000000]
 [--cvxpy-repeat 3] [--inputs 1000] [--blas-threads 1]``.
@@ -34,12 +44,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
+import sys
 import time
 
 import cvxpy as cp
 import numpy as np
 from _common import add_common_args, markdown_table, median_time, print_machine, verdict
 
+from cvxrank import l1inf_kernels
 from cvxrank.experiments.timing import blas_threads
 from cvxrank.reference import SOLVER_OPTIONS
 from cvxrank.sets import L1InfBall
@@ -102,41 +115,77 @@ def sigma_of(s: L1InfBall, v: np.ndarray) -> float:
     return max(1.0, float(np.abs(v).max()), float(np.max(s._budgets())))
 
 
+def first_call() -> None:
+    """The kernel's fixed cost: in a fresh process (after importing cvxrank.sets), and in
+    this one."""
+    code = ("import time; import cvxrank.sets; from cvxrank import l1inf_kernels; "
+            "t = time.perf_counter(); l1inf_kernels.warm_up(); "
+            "t = time.perf_counter() - t; stats = l1inf_kernels.project_blocks.stats; "
+            "print(t, sum(stats.cache_hits.values()))")
+    fresh = []
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stdout.split()
+        fresh.append((float(out[0]), int(out[1])))
+    start = time.perf_counter()
+    l1inf_kernels.warm_up()
+    here = time.perf_counter() - start
+    print("## 0. First call of the compiled kernel (import numba + load or compile)\n")
+    print("fresh processes: " + ", ".join(
+        f"{t:.3f} s ({'loaded from cache' if hits else 'compiled'})" for t, hits in fresh))
+    print(f"this process (numba already imported here: {'numba' in sys.modules}): "
+          f"{here:.3f} s; not included in the times below\n")
+
+
+def layouts_at(n: int, rng: np.random.Generator) -> list[tuple[str, tuple[np.ndarray,
+                                                                        np.ndarray]]]:
+    """The three layouts of the comparison with CVXPY at about n coordinates."""
+    n_groups = int(round(np.sqrt(n)))
+    return [(f"one block, {n_groups} groups x {n // n_groups}", one_block(n, n_groups)),
+            ("RankMM-3 queries of 60 docs", rankmm3_queries(rng, n)),
+            (f"{max(n // 100, 1)} blocks of 10 groups x 10", small_blocks(n))]
+
+
 def against_cvxpy(repeat: int, rng: np.random.Generator) -> None:
-    n = 10**4
-    layouts = [("one block, 100 groups x 100", one_block(n, 100)),
-               ("RankMM-3 queries of 60 docs", rankmm3_queries(rng, n)),
-               ("100 blocks of 10 groups x 10", small_blocks(n))]
-    rows, ratios = [], []
-    for name, (group, block) in layouts:
-        v = rng.normal(size=n)
-        s = binding_set(group, block, v)
-        t_exact = median_time(lambda s=s, v=v: s.project(v))
-        t_sort = median_time(lambda v=v: np.argsort(v))
-        p = s.project(v)
-        runs = [cvxpy_projection(s, v) for _ in range(repeat)]
-        wall = statistics.median(r[1] for r in runs)
-        compile_time = statistics.median(r[2] for r in runs)
-        solve_time = statistics.median(r[3] for r in runs)
-        sigma = sigma_of(s, v)
-        distance = np.abs(p - runs[-1][0]).max() / sigma
-        objective = (np.sum((p - v) ** 2) - np.sum((runs[-1][0] - v) ** 2)) / sigma**2
-        ratios.append(wall / t_exact)
-        rows.append([name, s.n_blocks, s.n_groups, f"{t_exact * 1e3:.3f}",
-                     f"{t_sort * 1e3:.3f}", f"{wall:.3f}", f"{compile_time:.3f}",
-                     f"{solve_time:.3f}", f"**{wall / t_exact:.0f}x**",
-                     f"{solve_time / t_exact:.0f}x", f"{wall / t_sort:.0f}x", f"{distance:.1e}",
-                     f"{objective:.1e}"])
-    print(f"## 1. Exact projection vs CVXPY (Clarabel), N = {n:,}; CVXPY median of {repeat}\n")
+    rows, ratios = [], {"whole": [], "solve": []}
+    for n in (10**2, 10**3, 10**4):
+        for name, (group, block) in layouts_at(n, rng):
+            v = rng.normal(size=group.size)
+            s = binding_set(group, block, v)
+            budgets = s._budgets()
+            t_exact = median_time(lambda s=s, v=v: s.project(v))
+            t_sorted = median_time(lambda s=s, v=v, r=budgets: s._layout.project_sorted(v, r))
+            t_sort = median_time(lambda v=v: np.argsort(v))
+            p = s.project(v)
+            runs = [cvxpy_projection(s, v) for _ in range(repeat)]
+            wall = statistics.median(r[1] for r in runs)
+            compile_time = statistics.median(r[2] for r in runs)
+            solve_time = statistics.median(r[3] for r in runs)
+            sigma = sigma_of(s, v)
+            distance = np.abs(p - runs[-1][0]).max() / sigma
+            objective = (np.sum((p - v) ** 2) - np.sum((runs[-1][0] - v) ** 2)) / sigma**2
+            if n == 10**4:
+                ratios["whole"].append(wall / t_exact)
+                ratios["solve"].append(solve_time / t_exact)
+            rows.append([f"{group.size:,}", name, s.n_blocks, s.n_groups,
+                         f"{t_exact * 1e3:.4f}", f"{t_sorted * 1e3:.3f}",
+                         f"{t_sort * 1e3:.4f}", f"{wall:.4f}", f"{compile_time:.4f}",
+                         f"{solve_time:.4f}", f"**{wall / t_exact:.0f}x**",
+                         f"**{solve_time / t_exact:.0f}x**", f"{wall / t_sorted:.0f}x",
+                         f"{t_sorted / t_exact:.1f}x", f"{distance:.1e}", f"{objective:.1e}"])
+    print(f"## 1. Exact projection vs CVXPY (Clarabel); CVXPY median of {repeat}\n")
     print(markdown_table(
-        ["layout", "blocks", "groups", "exact [ms]", "one np.argsort(v) [ms]",
-         "CVXPY built+solved [s]", "CVXPY compilation [s]", "Clarabel solve [s]",
-         "CVXPY / exact", "Clarabel solve / exact", "CVXPY / one argsort",
-         "max |p - p_cvxpy| / sigma",
+        ["N", "layout", "blocks", "groups", "exact (compiled) [ms]", "sort-based numpy [ms]",
+         "one np.argsort(v) [ms]", "CVXPY whole call [s]", "CVXPY compilation [s]",
+         "Clarabel solve [s]", "CVXPY whole / exact", "Clarabel solve / exact",
+         "CVXPY whole / sort-based", "sort-based / compiled", "max |p - p_cvxpy| / sigma",
          "(|p-v|^2 - |p_cvxpy-v|^2) / sigma^2"], rows))
-    worst = min(ratios)
-    print(f"\ntarget: exact >= {TARGET:g}x faster than the CVXPY projection (built and "
-          f"solved); smallest ratio {worst:.0f}x: {verdict(worst >= TARGET)}\n")
+    whole, solve = min(ratios["whole"]), min(ratios["solve"])
+    print(f"\ntarget: exact >= {TARGET:g}x faster than the CVXPY projection as a user calls it "
+          f"(built and solved) at N = 10^4; smallest ratio {whole:.0f}x: "
+          f"{verdict(whole >= TARGET)}")
+    print(f"stricter, against Clarabel's solve time alone: smallest ratio {solve:.0f}x: "
+          f"{verdict(solve >= TARGET)}\n")
 
 
 def scaling(max_n: int, rng: np.random.Generator) -> None:
@@ -162,7 +211,8 @@ def scaling(max_n: int, rng: np.random.Generator) -> None:
         slope_upper = (np.polyfit(np.log(np.array(sizes)[upper]), np.log(np.array(times)[upper]),
                                   1)[0] if len(upper) >= 2 else float("nan"))
         fits.append((name, slope, slope_upper))
-    print("## 2. Time of project() against N (median of 5 timeit-style measurements)\n")
+    print("## 2. Time of project() (compiled) against N (median of 5 timeit-style "
+          "measurements)\n")
     print(markdown_table(["layout", "N", "blocks", "groups", "time [ms]",
                           "time / (N log2 N) [ns]", "normalised to the smallest N"], rows))
     print()
@@ -231,6 +281,7 @@ def main() -> None:
     print(f"BLAS threads: {args.blas_threads or 'library default'}\n")
     rng = np.random.default_rng(0)
     with blas_threads(args.blas_threads):
+        first_call()
         against_cvxpy(args.cvxpy_repeat, rng)
         scaling(args.max_n, rng)
         paper_order(args.inputs, rng)

@@ -31,6 +31,7 @@ from cvxrank.fitting import fit_formulation
 from cvxrank.formulations.base import Formulation
 from cvxrank.formulations.irsvm import IRSVM
 from cvxrank.formulations.ocsvm import OrdinalSVM, OrdinalSVMSumOfMargins, grades_from_scores
+from cvxrank.formulations.rankmm import RankMM
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import auc, evaluate
 
@@ -51,9 +52,10 @@ class LinearRanker(BaseEstimator):
     Subclasses implement :meth:`_formulation`. ``solver="auto"`` picks
     :func:`cvxrank.fitting.default_solver` (PRSVM+ for the squared hinge and Huber losses,
     ``apg`` on the dual for the hinge). After :meth:`fit` the estimator has ``coef_``
-    (weights), ``objective_`` (primal objective), ``n_iter_``, ``fit_time_``, ``solver_``,
-    ``n_features_in_``, ``n_pairs_`` (dual variables: preference pairs) and ``fit_result_``
-    (the full :class:`cvxrank.trace.Run`).
+    (weights), ``objective_`` (the formulation's ``primal_value`` at the fitted point),
+    ``n_iter_``, ``fit_time_``, ``solver_``, ``n_features_in_``, ``n_pairs_`` (preference
+    pairs, the dual variables of the pairwise methods) and ``fit_result_`` (the full
+    :class:`cvxrank.trace.Run`).
     """
 
     def _formulation(self, data: RankingData) -> Formulation:
@@ -106,13 +108,13 @@ class LinearRanker(BaseEstimator):
         )
         self.coef_ = result.w
         self._split_solution(formulation)
-        self.objective_ = result.objective
+        self.objective_ = formulation.primal_value(result.w)
         self.n_iter_ = result.n_iter
         self.fit_time_ = result.time
         self.solver_ = result.solver
         self.fit_result_ = result
         self.n_features_in_ = data.n_features
-        self.n_pairs_ = formulation.n_dual
+        self.n_pairs_ = getattr(formulation, "n_pairs", formulation.n_dual)
         return self
 
     def _split_solution(self, formulation: Formulation) -> None:
@@ -403,3 +405,94 @@ class OrdinalSVMRanker(LinearRanker):
     def predict_grades(self, X: Any) -> np.ndarray:
         """Grade of each row of ``X`` (values of :attr:`classes_`)."""
         return grades_from_scores(self.predict(X), self.thresholds_, self.classes_)
+
+
+class RankMMRanker(LinearRanker):
+    r"""RankMM-1/2/3 (Agarwal & Collins 2010): query-level losses of the relevance-weighted hinge.
+
+    For m training queries (every query of the data, with preference pairs or not), the
+    preference pairs :math:`R_i = \{(j, k) : y_j > y_k\}` of query i and the
+    relevance-weighted pair hinge :math:`\ell_{jk}(w) = [(y_j - y_k) - w^\top(x_j -
+    x_k)]_+` (Sect. 2),
+
+    .. math::
+
+        \min_w \; \tfrac12 \|w\|^2 + \frac{C}{m} \sum_{i=1}^m L_i(w)
+
+    with the query-level loss
+
+    * ``"average"`` (RankMM-1, Sect. 3.1): :math:`L_i = \frac{1}{|R_i|}
+      \sum_{(j,k) \in R_i} \ell_{jk}`;
+    * ``"max"`` (RankMM-2, Sect. 3.2): :math:`L_i = \max_{(j,k) \in R_i} \ell_{jk}`;
+    * ``"max_average"`` (RankMM-3, Sect. 3.3): :math:`L_i = \max_{k : |P_{ik}| > 0}
+      \frac{1}{|P_{ik}|} \sum_{j \in P_{ik}} \ell_{jk}`, :math:`P_{ik} = \{j : y_j >
+      y_k\}`;
+
+    a query without preference pairs has :math:`L_i = 0` (it still counts in m). The
+    formulation is :class:`cvxrank.formulations.rankmm.RankMM`, whose docstring gives the
+    three duals as printed (box, simplex, :math:`\ell_{1,\infty}` ball) and the map
+    :math:`p^* = -\kappa\, Q^*_{\text{printed}}` from each printed dual to the primal
+    optimum. ``objective_`` is the primal objective above at ``coef_``.
+
+    The two max losses can have the zero model as their optimum: at w = 0 every hinge is
+    active, so :math:`w = 0` is optimal exactly when 0 is a subgradient of
+    :math:`\sum_i L_i` there, a condition that does not involve C (for the average loss
+    the loss is differentiable at 0 and its gradient is 0 only by accident).
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        The paper's C (> 0): the loss term is :math:`\frac{C}{m} \sum_i L_i`, with m the
+        number of training queries (the paper's grid is 0.1 ... 1000, Sect. 4).
+    loss : {"average", "max", "max_average"}, default "average"
+        RankMM-1, RankMM-2 or RankMM-3.
+    solver : str, default "auto"
+        A CVXPY solver name (``clarabel``, ...: the certified reference) or a hand-written
+        solver registered for the loss (:mod:`cvxrank.registry`: ``apg`` on each dual, the
+        paper's stochastic ``sgp`` on the box and :math:`\ell_{1,\infty}` duals, ``seg``
+        on the simplex dual, ...); ``auto`` picks the first of the ``rankmm`` row of
+        :data:`cvxrank.methods.METHODS` that is registered and applies
+        (:func:`cvxrank.fitting.default_solver`), else the CVXPY reference.
+    tol : float, optional
+        Relative duality-gap tolerance of a hand-written solver (its default when None).
+    max_iter : int, optional
+        Iteration (step) limit of a hand-written solver.
+    max_pairs : int
+        Refuse data sets with more preference pairs than this.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Weights w.
+    objective_ : float
+        :math:`\tfrac12 \|w\|^2 + \frac{C}{m} \sum_i L_i(w)` at ``coef_``.
+    n_pairs_ : int
+        Preference pairs :math:`\sum_i |R_i|` (the ``"max"`` dual also has one
+        :math:`\alpha^i_0` per query with pairs: ``fit_result_.alpha``).
+
+    References
+    ----------
+    S. Agarwal and M. Collins, "Maximum Margin Ranking Algorithms for Information
+    Retrieval", ECIR 2010, Sect. 2 (the relevance-weighted hinge) and Sects. 3.1-3.3 (the
+    three losses, their duals and stochastic solvers).
+    """
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        loss: str = "average",
+        solver: str = "auto",
+        tol: float | None = None,
+        max_iter: int | None = None,
+        max_pairs: int = DEFAULT_MAX_PAIRS,
+    ) -> None:
+        self.C = C
+        self.loss = loss
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_pairs = max_pairs
+
+    def _formulation(self, data: RankingData) -> Formulation:
+        return RankMM(data, C=self.C, loss=self.loss,  # type: ignore[arg-type]
+                      max_pairs=self.max_pairs)

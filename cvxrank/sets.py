@@ -27,16 +27,20 @@ Adding a set is one subclass of :class:`ConvexSet` with its three methods; the c
 (``tests/test_sets.py``) compares every set's ``project`` with a CVXPY projection written
 with the set's own ``constraints``. :class:`L1InfBall` (RankMM-3's dual: an
 :math:`\ell_{1,\infty}` ball per query in the orthant), whose constraints carry auxiliary
-caps, has its own certificate in ``tests/test_l1inf_projection.py``.
+caps, has its own certificate in ``tests/test_l1inf_projection.py``; its projection loops
+over coordinates in a compiled kernel (:mod:`cvxrank.l1inf_kernels`), not in numpy.
 """
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 import scipy.sparse as sp
+
+from cvxrank import l1inf_kernels
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -618,9 +622,10 @@ class L1InfLayout:
     r"""The part of the :math:`\ell_{1,\infty}` projection that depends on the labels only.
 
     Made once for fixed labels (by :class:`L1InfBall`, or by a solver for each query block it
-    projects many times); :meth:`project` then costs two ``argsort`` of m numbers (values,
-    breakpoints), a 16-bit radix pass by group (and one by block for several blocks) per
-    65,536 labels, and some twenty O(m) numpy passes.
+    projects many times); :meth:`project` then runs the compiled Newton kernel
+    (:func:`cvxrank.l1inf_kernels.project_blocks`: a few passes over the values, no sort)
+    or, in a process that has not loaded it yet, the sort-based :meth:`project_sorted`
+    (:mod:`cvxrank.l1inf_kernels` says which, and when).
 
     Parameters
     ----------
@@ -633,10 +638,13 @@ class L1InfLayout:
 
     Notes
     -----
-    The coordinates are handled sorted by group, then by decreasing value: position k of
-    that order holds the breakpoint of rank ``rank[k]`` of group ``sorted_group[k]`` (see
-    :class:`L1InfBall`, Notes), whatever the values. Likewise, once the breakpoints are sorted
-    by block, event position k belongs to block ``event_block[k]``.
+    For the kernel, the coordinates are ordered by block, then group (:attr:`perm`, with
+    boundaries :attr:`group_ptr` of the groups :attr:`group_label` and :attr:`block_ptr` of
+    the blocks). For :meth:`project_sorted`, they are handled sorted by group, then by
+    decreasing value: position k of that order holds the breakpoint of rank ``rank[k]`` of
+    group ``sorted_group[k]`` (see :class:`L1InfBall`, Notes), whatever the values. Likewise,
+    once the breakpoints are sorted by block, event position k belongs to block
+    ``event_block[k]``.
     """
 
     def __init__(self, group: np.ndarray, block: np.ndarray | None = None) -> None:
@@ -647,6 +655,15 @@ class L1InfLayout:
                       else np.asarray(block, dtype=np.int64))
         self.n_blocks = int(self.block.max()) + 1
         count, m = self.group_count, self.group.size
+        # the kernel's order: groups by block, coordinates by group
+        self.group_label = np.argsort(self.block, kind="stable")
+        position = np.empty(self.n_groups, dtype=np.int64)
+        position[self.group_label] = np.arange(self.n_groups)
+        self.perm = np.argsort(position[self.group], kind="stable")
+        self.group_ptr = np.concatenate(([0], np.cumsum(count[self.group_label])))
+        self.block_ptr = np.concatenate(
+            ([0], np.cumsum(np.bincount(self.block, minlength=self.n_blocks))))
+        # the sort-based method's order
         self.group_start = np.cumsum(count) - count
         self.group_end = self.group_start + count - 1
         self.sorted_group = np.repeat(np.arange(self.n_groups), count)
@@ -684,7 +701,32 @@ class L1InfLayout:
     def project(self, v: np.ndarray, radius: float | np.ndarray) -> L1InfProjection:
         r"""The projection of ``v`` (finite, float64; not checked) onto
         :math:`\{z \ge 0 : \sum_{g \in b} \max_{j \in g} z_j \le R_b\}`, ``radius`` the
-        budgets :math:`R_b \ge 0` (scalar or length B, already scaled)."""
+        budgets :math:`R_b \ge 0` (scalar or length B, already scaled).
+
+        The compiled Newton kernel once it is loaded in the process, else the sort-based
+        :meth:`project_sorted` (:func:`cvxrank.l1inf_kernels.use_compiled`); also the
+        latter if a block reaches the kernel's step limit (never observed).
+        """
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        budget = np.asarray(radius, dtype=np.float64)
+        budget = (np.full(self.n_blocks, budget) if budget.ndim == 0
+                  else np.ascontiguousarray(budget))
+        if l1inf_kernels.use_compiled():
+            point, cap, threshold, steps = l1inf_kernels.project_blocks(
+                v, self.perm, self.group_ptr, self.block_ptr, self.group_label, budget,
+                l1inf_kernels.step_limit(v.size))
+            if steps >= 0:
+                return L1InfProjection(point, cap, threshold)
+            return self.project_sorted(v, budget)
+        start = time.perf_counter()
+        projection = self.project_sorted(v, budget)
+        l1inf_kernels.charge_numpy(time.perf_counter() - start)
+        return projection
+
+    def project_sorted(self, v: np.ndarray, radius: float | np.ndarray) -> L1InfProjection:
+        r""":meth:`project` by Quattoni et al.'s sort-based breakpoint algorithm
+        (:class:`L1InfBall`, Notes), :math:`O(m \log m)` in numpy; the same point to
+        rounding."""
         a = np.maximum(v, 0.0)
         m, n_blocks = a.size, self.n_blocks
         budget = np.broadcast_to(np.asarray(radius, dtype=np.float64), (n_blocks,))
@@ -847,7 +889,32 @@ class L1InfBall(ConvexSet):
     :math:`t_r = \sum_{i \le r} i\,(a_{(i)} - a_{(i+1)})`, a running sum of non-negative
     steps, hence non-decreasing in r up to rounding; the active sets only count how many
     breakpoints of each group lie below a value, so an order of the breakpoints within
-    rounding changes the result by rounding only.
+    rounding changes the result by rounding only. This is :meth:`L1InfLayout.project_sorted`.
+
+    **Newton's method on the threshold, without sorting** (:meth:`project`; compiled,
+    :mod:`cvxrank.l1inf_kernels`). For any non-empty set A of a group's values,
+    :math:`f_g(\mu) = \sum_j (a_j - \mu)_+ \ge S_A - |A|\mu`, with equality for
+    :math:`A = \{a_j > \mu\}`; hence :math:`\mu_g(\theta) = \max(0, \max_A
+    \ell_A(\theta))` with the linear pieces :math:`\ell_A(\theta) = (S_A - \theta)/|A|`, and
+    :math:`M` is a sum of maxima of linear functions. Given one piece per group (:math:`\ell_A`
+    or 0), their sum lies below :math:`M`, so its root, the formula above with those sets,
+    lies below :math:`\theta_b`. Each step takes, in every group, :math:`m_g` = its piece's
+    value at the current :math:`\theta` and the set :math:`A' = \{a_j > m_g\}` (one pass
+    over the values): :math:`\ell_{A'}(\theta) - m_g = (\sum_j (a_j - m_g)_+ - \theta)/|A'|
+    \ge 0`, so the new sum is at least :math:`R_b` at :math:`\theta` and its root (the next
+    :math:`\theta`) is larger, and still below :math:`\theta_b`. The iterates increase on a
+    finite set of pieces; they stop when no set changes, or (rounding) when the root does not
+    increase, and then :math:`f_g(\mu_g) = \theta` for every group with a positive cap: the
+    KKT conditions above. This is Newton's method on the convex :math:`M` from the left, with
+    each group's piece improved by one pass instead of found exactly; with one-value groups
+    (the :math:`\ell_1` ball) it is Michelot's algorithm for the simplex [3]_. It starts from
+    the larger of the roots for the pieces of all positive values and of the top values; a
+    group whose positive values sum to at most :math:`\theta` has cap 0 for good. On random
+    inputs it takes 2-7 steps per block from 10^2 to 10^6 coordinates, on structured ones
+    (geometric, cubic, harmonic values, budgets down to 1e-6 of the norm) at most 14; the
+    steps are capped at :math:`8 + 2\log_2 m`, and a call in which a block reaches the cap is
+    redone by sorting, so a call is :math:`O(m)` in practice and :math:`O(m \log m)` at
+    worst.
 
     **The paper's order** (:meth:`project_then_clip`): Agarwal & Collins project onto
     :math:`B` with Quattoni et al.'s method, i.e. :math:`\operatorname{sign}(v) \odot
@@ -880,6 +947,8 @@ class L1InfBall(ConvexSet):
        l1,inf regularization", ICML 2009, Sect. 4 (the breakpoint algorithm, O(m log m)).
     .. [2] S. Agarwal and M. Collins, "Maximum Margin Ranking Algorithms for Information
        Retrieval", ECIR 2010, Sect. 3.3 (RankMM-3's dual and the projection order).
+    .. [3] C. Michelot, "A finite algorithm for finding the projection of a point onto the
+       canonical simplex of R^n", J. Optim. Theory Appl. 50(1), 1986.
     """
 
     def __init__(self, group: np.ndarray, block: np.ndarray | None = None,
@@ -915,7 +984,8 @@ class L1InfBall(ConvexSet):
 
     def _budgets(self) -> np.ndarray:
         """The scaled radii :math:`s\\,r_b` (length B)."""
-        return np.broadcast_to(float(self.scale) * np.asarray(self.radius), (self.n_blocks,))
+        return (np.full(self.n_blocks, float(self.scale) * self.radius)
+                if isinstance(self.radius, float) else float(self.scale) * self.radius)
 
     def block_sums(self, v: np.ndarray) -> np.ndarray:
         r"""Per block, :math:`\sum_{g \in b} \max_{j \in g} v_j` (length B): the
@@ -930,7 +1000,9 @@ class L1InfBall(ConvexSet):
         return self._layout.project(_vector(v, self.size, finite=True), self._budgets())
 
     def project(self, v: np.ndarray) -> np.ndarray:
-        """The exact projection, :math:`\\Pi_B(\\max(v, 0))` (class Notes); ``v`` finite."""
+        """The exact projection, :math:`\\Pi_B(\\max(v, 0))` (class Notes: Newton's method,
+        compiled, or in a process that has not loaded it, Quattoni et al.'s sorting);
+        ``v`` finite."""
         return self.project_with_threshold(v).point
 
     def project_then_clip(self, v: np.ndarray) -> np.ndarray:

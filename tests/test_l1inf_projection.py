@@ -39,6 +39,12 @@ so ``p = Pi_S(v - r)`` and, projections being 1-Lipschitz, ``||p - Pi_S(v)|| <= 
 Unlike the gradients of ``test_sets.py``, this also covers radius 0 (every cap and every
 zero active).
 
+``project`` is the compiled Newton kernel (``cvxrank.l1inf_kernels``, loaded by a fixture
+before any test): the checks above certify it. The sort-based ``project_sorted``, which a
+process runs until it loads the kernel and where the kernel reaches its step limit, is
+checked against it to rounding on the same inputs, and so are the switch between them and
+the fallback.
+
 The paper's order (project onto the ball, then clip) is checked against the
 characterisation of ``L1InfBall``'s Notes: where it is the projection and where not, by
 how much, and that it stays feasible.
@@ -54,6 +60,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from cvxrank import l1inf_kernels
 from cvxrank.formulations.base import HyperParameter
 from cvxrank.reference import SOLVER_OPTIONS
 from cvxrank.sets import L1InfBall, L1InfLayout, project_l1inf_nonneg
@@ -321,6 +328,13 @@ def paper_order_is_exact(s: L1InfBall, v: np.ndarray, paper: np.ndarray, tol: fl
 
 
 # -- the projection: certified, against CVXPY's, feasible ---------------------------------------
+@pytest.fixture(scope="module", autouse=True)
+def compiled_kernel() -> None:
+    """Every projection of this module by the compiled kernel (not the numpy method that a
+    process runs before loading it)."""
+    l1inf_kernels.warm_up()
+
+
 @pytest.fixture(scope="module")
 def cases() -> list[Case]:
     return make_cases(seed=20100, n=N_INPUTS)
@@ -380,6 +394,67 @@ def test_the_certificate_rejects_a_wrong_projection() -> None:
     good, bad = kkt_residuals([case, case], [p, moved])
     assert good <= 1e-11
     assert bad >= 1e-7
+
+
+def test_the_sort_based_method_gives_the_same_points(cases: list[Case]) -> None:
+    # Quattoni et al.'s sorted breakpoints against the Newton kernel: the same caps,
+    # thresholds and points to rounding
+    for i, c in enumerate(cases):
+        s, tol = c.s, 1e-15 * c.sigma * c.v.size
+        fast, ref = s.project_with_threshold(c.v), s._layout.project_sorted(c.v, s._budgets())
+        assert np.abs(fast.point - ref.point).max() <= tol, i
+        assert np.abs(fast.cap - ref.cap).max() <= tol, i
+        spent = np.bincount(s.block, weights=ref.cap) >= s._budgets() - tol
+        both = spent & (np.bincount(s.group, weights=np.maximum(c.v, 0.0)).max() > tol)
+        assert np.all(np.abs(fast.threshold - ref.threshold)[both & (s._budgets() > 0)]
+                      <= tol), i
+
+
+@pytest.mark.parametrize("values", ["geometric", "exponential", "harmonic", "cubes", "ties"])
+@pytest.mark.parametrize("per_group", [1, 10, 1000])
+def test_the_kernel_converges_on_structured_values(values: str, per_group: int) -> None:
+    # values spread over many scales or tied, budgets down to 1e-6 of the norm: the Newton
+    # steps (at most 7 on random inputs) stay far below the cap (36 here)
+    n = 10_000
+    v = {"geometric": 0.999 ** np.arange(n), "exponential": 1.0001 ** np.arange(n),
+         "harmonic": 1.0 / np.arange(1, n + 1), "cubes": np.arange(n) ** 3.0,
+         "ties": np.repeat([3.0, 2.0, 1.0], n)[:n]}[values]
+    layout = L1InfLayout(np.arange(n) // per_group)
+    norm = np.maximum.reduceat(v, np.arange(0, n, per_group)).sum()
+    for fraction in (0.9, 0.3, 1e-3, 1e-6):
+        budget = np.array([fraction * norm])
+        *_, steps = l1inf_kernels.project_blocks(v, layout.perm, layout.group_ptr,
+                                                 layout.block_ptr, layout.group_label,
+                                                 budget, l1inf_kernels.step_limit(n))
+        assert 0 < steps <= 16 < l1inf_kernels.step_limit(n), (fraction, steps)
+        np.testing.assert_allclose(layout.project(v, budget).point,
+                                   layout.project_sorted(v, budget).point, rtol=0,
+                                   atol=1e-15 * v.max() * n)
+
+
+def test_a_block_at_the_step_limit_falls_back_to_sorting(
+        cases: list[Case], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(l1inf_kernels, "step_limit", lambda m: 0)
+    for c in cases[:50]:
+        ref = c.s._layout.project_sorted(c.v, c.s._budgets())
+        np.testing.assert_array_equal(c.s.project(c.v), ref.point)
+
+
+def test_numpy_until_its_budget_then_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a process starts with the sort-based method, charged to its account, and switches
+    # once the account reaches the budget
+    monkeypatch.setitem(l1inf_kernels._STATE, "loaded", False)
+    monkeypatch.setitem(l1inf_kernels._STATE, "numpy_seconds", 0.0)
+    rng = np.random.default_rng(2)
+    s = L1InfBall(rng.integers(0, 20, 500) % 20, None, 1.0)
+    v = rng.normal(size=500)
+    np.testing.assert_array_equal(s.project(v), s._layout.project_sorted(v, 1.0).point)
+    assert 0.0 < l1inf_kernels._STATE["numpy_seconds"] < l1inf_kernels.NUMPY_BUDGET
+    assert not l1inf_kernels.use_compiled()
+    l1inf_kernels.charge_numpy(l1inf_kernels.NUMPY_BUDGET)
+    assert l1inf_kernels.use_compiled() and l1inf_kernels._STATE["loaded"]
+    compiled = s.project(v)
+    assert np.abs(compiled - s._layout.project_sorted(v, 1.0).point).max() <= 1e-15 * 500
 
 
 def test_the_blocks_are_projected_independently(cases: list[Case]) -> None:

@@ -23,6 +23,7 @@ from cvxrank.reference import solve_reference
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.rankmm import (
     DRAW_CHUNK,
+    PILOT_MULTIPLES,
     default_eta0,
     solve_seg,
     solve_seg_pairs,
@@ -34,9 +35,7 @@ from cvxrank.validate import RateSpec, validate_runs
 SEEDS = (0, 1, 2, 3, 4)
 C = 1.0
 
-#: (loss, solver, options, eta0 as a multiple of the default, theory's exponent). The
-#: default steps are conservative (see the module docstring of cvxrank.solvers.rankmm);
-#: on the l1,inf dual the test takes 10x the default to stay within its time.
+#: (loss, solver, options, eta0 as a multiple of the default, theory's exponent).
 CASES = {
     "sgp-box": ("average", solve_sgp, {"max_iter": 4000}, 1.0, -0.5),
     "sgp-l1inf": ("max_average", solve_sgp, {"max_iter": 2500}, 10.0, -0.5),
@@ -179,8 +178,9 @@ def test_factored_eg_equals_plain_eg() -> None:
     queries, to rounding, over many steps (peaked distributions: the relative rounding of a
     probability is that of its logarithm, so it grows with the range of log alpha)."""
     f = RankMM(small_data(seed=5, n_features=6), C=3.0, loss="max")
-    a = solve_seg(f, tol=0.0, seed=3, max_iter=3000)
-    b = solve_seg_pairs(f, tol=0.0, seed=3, max_iter=3000)
+    eta0 = default_eta0(f)  # the worst-case step, not the pilot's choice
+    a = solve_seg(f, tol=0.0, seed=3, max_iter=3000, eta0=eta0)
+    b = solve_seg_pairs(f, tol=0.0, seed=3, max_iter=3000, eta0=eta0)
     assert a.n_iter == b.n_iter == 3000
     assert a.alpha.min() < 1e-40  # far from uniform: some pairs are exponentially small
     np.testing.assert_allclose(a.alpha, b.alpha, rtol=1e-12, atol=0)
@@ -223,8 +223,9 @@ def test_seed_reproduces(problems) -> None:
 
 # -- step sizes ---------------------------------------------------------------------------
 def test_default_steps(problems) -> None:
-    """sgp: 1 / max_i L_i with L_i the block Lipschitz constant; seg: 1 / (C/m max_i
-    (2 max_j ||x_j - mean_i||)^2), below 1 / |A|_inf = 1 / (C/m max_pairs ||x_j - x_k||^2)."""
+    """The worst-case steps: sgp 1 / max_i L_i with L_i the block Lipschitz constant; seg
+    1 / (C/m max_i (2 max_j ||x_j - mean_i||)^2), below 1 / |A|_inf = 1 / (C/m max_pairs
+    ||x_j - x_k||^2); the default eta0 is one of their pilot multiples."""
     for loss in ("average", "max_average"):
         f, _ = problems[loss]
         P, blocks = f.pairs, f.queries_with_pairs
@@ -241,8 +242,13 @@ def test_default_steps(problems) -> None:
     diameter_sq = max(np.max(np.sum((X[i:j, None] - X[None, i:j]) ** 2, axis=2))
                       for i, j in zip(ptr[:-1], ptr[1:], strict=True))
     assert 0.25 / (C / f.m * diameter_sq) <= default_eta0(f) <= 1.0 / a_inf
-    r = solve_seg(f, tol=0.0, seed=0, max_iter=10)
-    assert r.info["eta0"] == default_eta0(f) and r.trace.step[-1] == default_eta0(f)
+    r = solve_seg(f, tol=0.0, seed=0, max_iter=200)
+    multiples = {m * default_eta0(f) for m in PILOT_MULTIPLES["eg"]}
+    assert r.info["eta0"] in multiples and r.trace.step[-1] == r.info["eta0"]
+    # the pilot picks the step with the smallest certified gap after its pilot run
+    pilots = {eta: solve_seg(f, tol=0.0, seed=0, max_iter=40, eta0=eta, record_every=40)
+              for eta in multiples}
+    assert r.info["eta0"] == min(pilots, key=lambda eta: pilots[eta].relative_gap)
     r = solve_sgp(problems["average"][0], tol=0.0, seed=0, max_iter=100, record_every=100)
     assert r.trace.step[-1] == pytest.approx(r.info["eta0"] / 10.0)  # eta0 / sqrt(100)
 

@@ -32,6 +32,7 @@ from cvxrank.estimators import (
     LinearRanker,
     MethodRanker,
     OrdinalSVMRanker,
+    RankMMRanker,
     RankSVMRanker,
 )
 
@@ -77,7 +78,8 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
 FAILURE_CAUSE = {"irsvm-default-tau": "IR SVM's tau is 0 for the grade pairs"}
 
 #: case -> estimator: each ranker with its defaults (RankSVM: squared hinge, PRSVM+), IR SVM
-#: also with an explicit tau, OC SVM through the certified reference (see the module note).
+#: also with an explicit tau, OC SVM through the certified reference (see the module note),
+#: RankMM with its defaults (the average loss) and its l1,inf loss on the reference.
 CASES: dict[str, LinearRanker] = {
     "ranksvm": RankSVMRanker(),
     "irsvm-default-tau": IRSVMRanker(),
@@ -86,6 +88,8 @@ CASES: dict[str, LinearRanker] = {
     "method-ranksvm": MethodRanker(),
     "method-ocsvm-clarabel": MethodRanker(method="ocsvm", solver="clarabel"),
     "aucsvm": AUCSVM(),
+    "rankmm": RankMMRanker(),
+    "rankmm-max_average-clarabel": RankMMRanker(loss="max_average", solver="clarabel"),
 }
 
 
@@ -125,7 +129,7 @@ def data() -> RankingData:
 
 
 @pytest.mark.parametrize("make", [RankSVMRanker, IRSVMRanker, OrdinalSVMRanker, MethodRanker,
-                                  AUCSVM])
+                                  AUCSVM, RankMMRanker])
 def test_unfitted_model_raises_not_fitted(data, make: type[LinearRanker]) -> None:
     model = make()
     with pytest.raises(NotFittedError, match="not fitted yet"):

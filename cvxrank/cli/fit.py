@@ -2,7 +2,7 @@
 
 Usage::
 
-    cvxrank fit --method ranksvm|irsvm|ocsvm [--loss hinge|squared_hinge|huber] --C 1e-3
+    cvxrank fit --method ranksvm|irsvm|ocsvm|rankmm [--loss LOSS] --C 1e-3
                 --train FILE [--test FILE] [--solver NAME] [--tol TOL] [--max-iter N]
                 [--preset letor3] [--k 10] [--save-model MODEL.json] [--json]
 
@@ -17,11 +17,17 @@ hinge). The methods, their losses and estimators come from that table.
 expected drop of NDCG@1 (:func:`cvxrank.formulations.irsvm.ndcg1_swap_drop`). ``--method
 ocsvm`` is the fixed-margin OC SVM (Li 2011, Sect. 3.1; the hinge loss only); with
 ``--test`` it also reports ``grade_accuracy`` and ``grade_mae`` of the predicted grades.
+``--method rankmm`` is RankMM (Agarwal & Collins 2010, Sects. 2-3) with ``--loss average``,
+``max`` or ``max_average`` (RankMM-1/2/3): the objective is (1/2)||w||^2 + (C/m) sum_i L_i(w),
+m the number of training queries (a query without preference pairs counts, with L_i = 0) and
+L_i the average, the maximum, or the maximum over lower documents of the average, of the
+relevance-weighted hinge [(y_j - y_k) - w.(x_j - x_k)]_+ over the query's preference pairs.
 
 JSON (``--json``): ``method``, ``loss``, ``C``, ``solver``, ``objective`` (the primal
 objective at the returned weights), ``iterations``, ``time`` (seconds on the solver's clock,
 set-up included), ``setup_time``, ``clock`` (what ``time`` measures), ``converged``,
-``message``, ``n_dual`` (dual variables) and ``n_pairs`` (pairwise methods); with
+``message``, ``n_dual`` (dual variables: RankMM's maximum loss has one more per query with
+pairs) and ``n_pairs`` (preference pairs; pairwise methods); with
 ``--test`` also ``preset`` and the measure keys of
 ``cvxrank evaluate --json`` (``ndcg@1``..``ndcg@k``, ``p@1``..``p@k``, ``map``, ``mrr``).
 
@@ -91,9 +97,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     method_options(parser)
     parser.add_argument("--C", type=positive_float, default=1.0, dest="C",
-                        help="weight of the loss term, as in (1/2)||w||^2 + C sum loss, the C "
-                        "of Chapelle & Keerthi's eq. (1); their Matlab code's C is twice this "
-                        "(default 1)")
+                        help="weight of the loss term: for ranksvm and irsvm (1/2)||w||^2 + C "
+                        "sum loss, the C of Chapelle & Keerthi's eq. (1) (their Matlab code's "
+                        "C is twice this); for rankmm (1/2)||w||^2 + (C/m) sum_i L_i with m "
+                        "the number of training queries, Agarwal & Collins' C (default 1); "
+                        "the JSON's objective is this primal objective at the fitted w")
     parser.add_argument("--train", required=True, metavar="FILE", help="training data file")
     parser.add_argument("--test", metavar="FILE", default=None, help="test data file")
     parser.add_argument("--solver", default="auto", help=solver_help())
@@ -144,7 +152,7 @@ def run_fit(args: argparse.Namespace) -> int:
         "C": args.C,
         "train": args.train,
         "solver": fit.solver,
-        "objective": fit.objective,
+        "objective": formulation.primal_value(fit.w),
         "iterations": fit.n_iter,
         "time": fit.time,
         "setup_time": fit.setup_time,
@@ -156,7 +164,7 @@ def run_fit(args: argparse.Namespace) -> int:
     }
     ordinal = hasattr(formulation, "predict_grades")  # grades by thresholds, not pairs
     if not ordinal:
-        report["n_pairs"] = formulation.n_dual
+        report["n_pairs"] = getattr(formulation, "n_pairs", formulation.n_dual)
     if test is not None:
         from cvxrank.cli.evaluate import measure_scores
 

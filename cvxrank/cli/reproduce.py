@@ -8,6 +8,11 @@ Usage::
     cvxrank reproduce chapelle-fig3 [--sizes 1200 2400 4800 9600 19200] [--d 20]
         [--noise 1.0] [--seed 0] [--c0 10 | --C C] [--max-pairs 20000000] [--repeat 3]
         [--memory] [--out results/chapelle-fig3] [--blas-threads 1] [--verbose] [--json]
+    cvxrank reproduce agarwal-collins-fig1 --data DIR [--folds 1 2 3 4 5] [--seeds 0]
+        [--C ...] [--eta0 ...] [--T ...] [--ranksvm-C ...] [--no-certified]
+        [--certified-solver auto] [--certified-time-budget S] [--max-train-queries N]
+        [--backend sequential|processes|dask] [--workers N] [--scheduler ADDRESS]
+        [--out results/agarwal-collins-fig1] [--blas-threads 1] [--verbose] [--json]
 
 ``chapelle-table3`` is Chapelle & Keerthi (2010), Sect. 5.1, Table 3: on the five LETOR 3.0
 OHSUMED folds under DIR (the ``QueryLevelNorm`` folder holding ``Fold1`` ... ``Fold5``), the
@@ -25,7 +30,14 @@ build more than ``--max-pairs`` pairs), with Newton and CG iteration counts per 
 ``chapelle-fig3.png`` (log-log, fitted slopes in the legend), ``chapelle-fig3.csv`` and
 ``chapelle-fig3.md`` into ``--out`` (default ``results/chapelle-fig3``).
 
-Both print the markdown table (``--json``: one JSON object, the result and the files
+``agarwal-collins-fig1`` is Agarwal & Collins (2010), Sect. 4, Fig. 1: RankMM-1/2/3 with the
+paper's stochastic solvers over its grid (C, eta0, T), selected per fold by validation MAP,
+beside the hinge RankSVM, plus each RankMM at its certified optimum for the selected C and
+the exact test of whether w = 0 is optimal (:mod:`cvxrank.experiments.agarwal_collins`).
+Writes ``agarwal-collins-fig1.{md,csv,json,png}`` and ``agarwal-collins-fig1-points.csv``
+into ``--out``.
+
+All print the markdown table (``--json``: one JSON object, the result and the files
 written). ``--verbose`` reports progress on stderr. Timings run with one BLAS thread by
 default (``--blas-threads 0`` keeps the library's default).
 
@@ -54,6 +66,7 @@ from cvxrank.cli.common import (
 #: Default output folders (relative to the current directory).
 TABLE3_OUT = "results/chapelle-table3"
 FIG3_OUT = "results/chapelle-fig3"
+FIG1_OUT = "results/agarwal-collins-fig1"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -137,6 +150,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_common(f3)
     f3.set_defaults(func=run_fig3)
 
+    _register_agarwal_collins(experiments)
+    _register_rankmm_convergence(experiments)
+
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--blas-threads", type=blas_thread_count, default=1, dest="blas_threads",
@@ -194,5 +210,157 @@ def run_fig3(args: argparse.Namespace) -> int:
         emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
     else:
         print(reports.fig3_markdown(result), end="")
+        print("\nwrote " + ", ".join(str(p) for p in files.values()))
+    return 0
+
+
+def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
+    """Add ``agarwal-collins-fig1``."""
+    from cvxrank.experiments import agarwal_collins as ac
+    from cvxrank.experiments.backends import BACKENDS
+
+    fig1 = experiments.add_parser(
+        "agarwal-collins-fig1",
+        help="Agarwal & Collins (2010) Fig. 1: RankMM-1/2/3 and RankSVM on OHSUMED",
+        description="Agarwal & Collins (2010), Sect. 4, Fig. 1: RankMM-1/2/3 trained by the "
+        "paper's stochastic solvers on train.txt over C x eta0 x T, selected per fold by "
+        "validation MAP (ties: smallest C, then eta0, then T), beside the hinge RankSVM; test "
+        "NDCG@1..10, P@1..10 and MAP (letor3) as fold means; each RankMM also at its certified "
+        "optimum for the selected C, and whether w = 0 is optimal for each loss.",
+    )
+    fig1.add_argument("--data", required=True, metavar="DIR",
+                      help="the LETOR 3.0 OHSUMED QueryLevelNorm folder holding Fold1..Fold5")
+    fig1.add_argument("--folds", type=positive_int, nargs="+", default=None, metavar="K",
+                      help="fold numbers (default: every FoldK folder of DIR)")
+    fig1.add_argument("--seeds", type=nonnegative_int, nargs="+", default=[0], metavar="S",
+                      help="seeds of the stochastic runs; a grid point's measures are their "
+                      "mean (default 0)")
+    fig1.add_argument("--C", type=positive_float, nargs="+", default=list(ac.C_GRID),
+                      dest="C_grid", metavar="C", help="the C grid (default the paper's "
+                      f"{' '.join(f'{c:g}' for c in ac.C_GRID)})")
+    fig1.add_argument("--eta0", type=positive_float, nargs="+", default=list(ac.ETA0_GRID),
+                      dest="eta0_grid", metavar="ETA0", help="the eta0 grid (default the "
+                      f"paper's {' '.join(f'{e:g}' for e in ac.ETA0_GRID)})")
+    fig1.add_argument("--T", type=positive_int, nargs="+", default=list(ac.T_GRID),
+                      dest="T_grid", metavar="T", help="the grid of steps (default the "
+                      f"paper's {' '.join(map(str, ac.T_GRID))}; one run of max(T) steps "
+                      "serves them all)")
+    fig1.add_argument("--ranksvm-C", type=positive_float, nargs="+",
+                      default=list(ac.RANKSVM_C_GRID), dest="ranksvm_C", metavar="C",
+                      help="the hinge RankSVM's C grid (default "
+                      f"{' '.join(f'{c:g}' for c in ac.RANKSVM_C_GRID)})")
+    fig1.add_argument("--no-certified", action="store_false", dest="certified",
+                      help="skip the certified optima at the selected C")
+    fig1.add_argument("--certified-solver", default="auto", metavar="NAME",
+                      help="solver of the certified optima (default auto)")
+    fig1.add_argument("--certified-time-budget", type=positive_float, default=None,
+                      metavar="SECONDS", dest="certified_time_budget",
+                      help="solver seconds per certified fit (default the solver's own limits)")
+    fig1.add_argument("--max-train-queries", type=positive_int, default=None,
+                      dest="max_train_queries", metavar="N",
+                      help="train on the first N queries of each fold only")
+    fig1.add_argument("--backend", choices=BACKENDS, default="sequential",
+                      help="where the tasks run (default sequential)")
+    fig1.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                      help="worker processes (default: the number of CPUs)")
+    fig1.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                      help="a running Dask scheduler (dask backend)")
+    fig1.add_argument("--out", metavar="OUTDIR", default=FIG1_OUT,
+                      help=f"where to write the files (default {FIG1_OUT})")
+    _add_common(fig1)
+    fig1.set_defaults(func=run_agarwal_collins_fig1)
+
+
+def run_agarwal_collins_fig1(args: argparse.Namespace) -> int:
+    """``reproduce agarwal-collins-fig1``."""
+    from cvxrank.experiments.agarwal_collins import protocol, report
+    from cvxrank.experiments.backends import check_backend
+    from cvxrank.experiments.letor import check_letor_dir, find_folds
+
+    protocol.check_fig1_options(C_grid=args.C_grid, eta0_grid=args.eta0_grid,
+                                T_grid=args.T_grid, ranksvm_C=args.ranksvm_C, seeds=args.seeds,
+                                certified_solver=args.certified_solver)
+    check_backend(args.backend, workers=args.workers, scheduler=args.scheduler)
+    check_letor_dir(args.data, args.folds or find_folds(args.data))
+    out = _out_dir(args.out)
+    result = protocol.run_fig1(
+        args.data, folds=args.folds, seeds=args.seeds, C_grid=args.C_grid,
+        eta0_grid=args.eta0_grid, T_grid=args.T_grid, ranksvm_C=args.ranksvm_C,
+        certified=args.certified, certified_solver=args.certified_solver,
+        certified_time_budget=args.certified_time_budget,
+        max_train_queries=args.max_train_queries, backend=args.backend, workers=args.workers,
+        scheduler=args.scheduler, blas_threads=args.blas_threads, progress=_progress(args),
+        progress_bar=args.verbose or (not args.json and sys.stderr.isatty()))
+    files = report.write_fig1(result, out)
+    if args.json:
+        emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
+    else:
+        print(report.fig1_markdown(result), end="")
+        print("\nwrote " + ", ".join(str(p) for p in files.values()))
+    return 0
+
+
+#: Default output folder of ``rankmm-convergence``.
+CONVERGENCE_OUT = "results/rankmm-convergence"
+
+
+def _register_rankmm_convergence(experiments: argparse._SubParsersAction) -> None:
+    """Add ``rankmm-convergence``."""
+    from cvxrank.experiments import rankmm_convergence as rc
+
+    conv = experiments.add_parser(
+        "rankmm-convergence",
+        help="RankMM's three duals: the paper's stochastic solvers against certified optima",
+        description="Agarwal & Collins (2010), Sects. 3.1-3.3: on one data set and one C, the "
+        "stochastic solvers of RankMM's box (sgp), simplex (seg, factored, and seg-pairs, "
+        "plain EG) and l1,inf (sgp, exact projection and the paper's order) duals over "
+        "several seeds, with apg on each dual as the deterministic baseline, against the "
+        "certified CVXPY optimum; relative suboptimality against passes and solver time with "
+        "the proven rates O(1/sqrt(T)) and O(1/T). Writes rankmm-duals.png, rankmm-eg.png, "
+        "rankmm-projection.png, the CSV of the records behind each and "
+        "rankmm-convergence.csv (medians and fitted rates per solver).",
+    )
+    conv.add_argument("--data", metavar="FILE", default=None,
+                      help="a LETOR/SVMlight or LightGBM training file (default: a seeded "
+                      "synthetic instance, 30 queries of 10-30 documents, 10 features, "
+                      "3 grades)")
+    conv.add_argument("--C", type=positive_float, default=rc.DEFAULT_C, dest="C",
+                      help="C of (1/2)||w||^2 + (C/m) sum_i L_i, m the number of queries "
+                      f"(default {rc.DEFAULT_C:g})")
+    conv.add_argument("--seeds", type=positive_int, default=rc.DEFAULT_SEEDS, metavar="N",
+                      help=f"seeds 0..N-1 of the stochastic runs (default {rc.DEFAULT_SEEDS})")
+    conv.add_argument("--steps", type=positive_int, default=rc.DEFAULT_STEPS, metavar="T",
+                      help=f"stochastic steps per run (default {rc.DEFAULT_STEPS:,}); apg "
+                      "runs as many passes over the data")
+    conv.add_argument("--step-scale", type=positive_float, default=1.0, dest="step_scale",
+                      help="multiple of each stochastic solver's default step size eta0 "
+                      "(default 1)")
+    conv.add_argument("--out", metavar="OUTDIR", default=CONVERGENCE_OUT,
+                      help=f"where to write the figures and CSVs (default {CONVERGENCE_OUT}, "
+                      "relative to the current directory)")
+    _add_common(conv)
+    conv.set_defaults(func=run_rankmm_convergence)
+
+
+def run_rankmm_convergence(args: argparse.Namespace) -> int:
+    """``reproduce rankmm-convergence``."""
+    from cvxrank.cli.common import load_data
+    from cvxrank.experiments import rankmm_convergence as rc
+    from cvxrank.experiments.timing import blas_threads
+
+    if args.data is None:
+        data, source = rc.synthetic_instance(), "synthetic (seed 0)"
+    else:
+        data, source = load_data(args.data)[0], Path(args.data).name
+    out = _out_dir(args.out)
+    with blas_threads(args.blas_threads or None):
+        result = rc.run_convergence(data, C=args.C, seeds=args.seeds, steps=args.steps,
+                                    step_scale=args.step_scale, source=source,
+                                    progress=_progress(args))
+    files = rc.write_convergence(result, out)
+    if args.json:
+        emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
+    else:
+        print(rc.summary_markdown(result), end="")
         print("\nwrote " + ", ".join(str(p) for p in files.values()))
     return 0

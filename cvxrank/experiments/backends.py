@@ -26,10 +26,11 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from cvxrank.errors import CvxrankError
-from cvxrank.experiments.tasks import Task, TaskResult, run_task
+from cvxrank.experiments.tasks import run_task
 from cvxrank.experiments.timing import blas_threads as limit_blas
 
 #: The backends of :func:`run_tasks`.
@@ -38,7 +39,7 @@ BACKENDS = ("sequential", "processes", "dask")
 #: Seconds to wait for a Dask scheduler given by address.
 SCHEDULER_TIMEOUT = 10.0
 
-Chunk = list[tuple[int, Task]]
+Chunk = list[tuple[int, Any]]
 
 
 def check_backend(backend: str, *, workers: int | None = None,
@@ -58,7 +59,8 @@ def check_backend(backend: str, *, workers: int | None = None,
         raise ValueError(f"a scheduler address is for the dask backend, not {backend}")
 
 
-def plan_chunks(tasks: Sequence[Task], n_workers: int) -> list[Chunk]:
+def plan_chunks(tasks: Sequence[Any], n_workers: int,
+                max_chunk: int | None = None) -> list[Chunk]:
     """Group the tasks into chunks that one worker runs in one go, reading their data once.
 
     Tasks on the same data (the same fold) form a group, in order of first appearance. With
@@ -66,6 +68,8 @@ def plan_chunks(tasks: Sequence[Task], n_workers: int) -> list[Chunk]:
     last ``G mod W`` groups (every group when G < W) is split into W chunks of near-equal
     size, so that no worker idles at the end while another runs a whole fold (five folds on
     two workers: two folds each, and the fifth shared). Indices are the tasks' positions.
+    ``max_chunk`` cuts every chunk into pieces of at most that many tasks (in order), so that
+    progress is reported while a long fold runs.
     """
     groups: dict[str, Chunk] = {}
     for i, task in enumerate(tasks):
@@ -76,11 +80,15 @@ def plan_chunks(tasks: Sequence[Task], n_workers: int) -> list[Chunk]:
     for group in ordered[whole:]:
         size = -(-len(group) // n_workers)
         chunks += [group[start:start + size] for start in range(0, len(group), size)]
-    return chunks
+    if max_chunk is None:
+        return chunks
+    return [chunk[i:i + max_chunk] for chunk in chunks for i in range(0, len(chunk), max_chunk)]
 
 
-def run_chunk(chunk: Chunk, blas_threads: int | None) -> list[tuple[int, TaskResult]]:
-    """Run a chunk's tasks in this process (the function the pool backends send).
+def run_chunk(chunk: Chunk, blas_threads: int | None,
+              runner: Callable[[Any], Any] = run_task) -> list[tuple[int, Any]]:
+    """Run a chunk's tasks with ``runner`` in this process (the function the pool backends
+    send).
 
     An error that stops the run crosses back to the caller as a :class:`CvxrankError` with
     the original message (some exception classes, like ``DataFormatError``, cannot be
@@ -88,7 +96,7 @@ def run_chunk(chunk: Chunk, blas_threads: int | None) -> list[tuple[int, TaskRes
     """
     try:
         with limit_blas(blas_threads):
-            return [(i, run_task(task)) for i, task in chunk]
+            return [(i, runner(task)) for i, task in chunk]
     except (CvxrankError, ValueError, OSError) as exc:
         raise CvxrankError(_message(exc)) from None
 
@@ -99,15 +107,18 @@ def _message(exc: BaseException) -> str:
     return str(exc)
 
 
-def run_tasks(tasks: Sequence[Task], *, backend: str = "sequential",
+def run_tasks(tasks: Sequence[Any], *, backend: str = "sequential",
               workers: int | None = None, scheduler: str | None = None,
-              blas_threads: int | None = 1,
-              progress: bool = False) -> Iterator[tuple[int, TaskResult]]:
+              blas_threads: int | None = 1, progress: bool = False,
+              runner: Callable[[Any], Any] = run_task, max_chunk: int | None = None,
+              desc: str | None = None) -> Iterator[tuple[int, Any]]:
     """Run ``tasks``; yield ``(index, result)`` as each finishes (see the module docstring).
 
     Parameters
     ----------
-    tasks : sequence of Task
+    tasks : sequence
+        :class:`~cvxrank.experiments.tasks.Task` objects, or any picklable tasks with a
+        ``source`` (whose ``key`` groups them) that ``runner`` runs.
     backend : {"sequential", "processes", "dask"}
     workers : int or None
         Worker processes (default: the number of CPUs); ignored by ``"sequential"`` and
@@ -118,6 +129,13 @@ def run_tasks(tasks: Sequence[Task], *, backend: str = "sequential",
         BLAS threads per process while tasks run (None or 0: the library's default).
     progress : bool
         Show a progress bar (tqdm) on stderr.
+    runner : callable
+        A module-level function (pickled by reference) run on each task:
+        :func:`~cvxrank.experiments.tasks.run_task` by default.
+    max_chunk : int or None
+        Largest number of tasks a worker runs in one go (:func:`plan_chunks`).
+    desc : str or None
+        The progress bar's label (default ``"cvxrank <backend>"``).
 
     Raises
     ------
@@ -132,16 +150,16 @@ def run_tasks(tasks: Sequence[Task], *, backend: str = "sequential",
     check_backend(backend, workers=workers, scheduler=scheduler)
     n_workers = workers or os.cpu_count() or 1
     bar = tqdm(total=len(tasks), file=sys.stderr, disable=not progress, unit="task",
-               desc=f"cvxrank {backend}", leave=False)
+               desc=desc or f"cvxrank {backend}", leave=False)
     try:
         if backend == "sequential":
             with limit_blas(blas_threads):
                 for i, task in enumerate(tasks):
-                    yield i, run_task(task)
+                    yield i, runner(task)
                     bar.update(1)
             return
         stream = (_run_processes if backend == "processes" else _run_dask)(
-            tasks, n_workers, scheduler, blas_threads)
+            tasks, n_workers, scheduler, blas_threads, runner, max_chunk)
         for results in stream:
             yield from results
             bar.update(len(results))
@@ -149,19 +167,21 @@ def run_tasks(tasks: Sequence[Task], *, backend: str = "sequential",
         bar.close()
 
 
-def _run_processes(tasks: Sequence[Task], n_workers: int, scheduler: str | None,
-                   blas_threads: int | None) -> Iterator[list[tuple[int, TaskResult]]]:
+def _run_processes(tasks: Sequence[Any], n_workers: int, scheduler: str | None,
+                   blas_threads: int | None, runner: Callable[[Any], Any],
+                   max_chunk: int | None) -> Iterator[list[tuple[int, Any]]]:
     from joblib import Parallel, delayed
 
     del scheduler
-    chunks = plan_chunks(tasks, n_workers)
+    chunks = plan_chunks(tasks, n_workers, max_chunk)
     parallel = Parallel(n_jobs=min(n_workers, len(chunks)), backend="loky", batch_size=1,
                         return_as="generator_unordered")
-    yield from parallel(delayed(run_chunk)(chunk, blas_threads) for chunk in chunks)
+    yield from parallel(delayed(run_chunk)(chunk, blas_threads, runner) for chunk in chunks)
 
 
-def _run_dask(tasks: Sequence[Task], n_workers: int, scheduler: str | None,
-              blas_threads: int | None) -> Iterator[list[tuple[int, TaskResult]]]:
+def _run_dask(tasks: Sequence[Any], n_workers: int, scheduler: str | None,
+              blas_threads: int | None, runner: Callable[[Any], Any],
+              max_chunk: int | None) -> Iterator[list[tuple[int, Any]]]:
     try:
         import dask
         from dask.distributed import Client, LocalCluster, as_completed
@@ -187,8 +207,8 @@ def _run_dask(tasks: Sequence[Task], n_workers: int, scheduler: str | None,
     try:
         if scheduler is not None:  # plan for the threads the cluster has
             n_workers = max(1, sum(client.nthreads().values()))
-        chunks = plan_chunks(tasks, n_workers)
-        futures = [client.submit(run_chunk, chunk, blas_threads, pure=False)
+        chunks = plan_chunks(tasks, n_workers, max_chunk)
+        futures = [client.submit(run_chunk, chunk, blas_threads, runner, pure=False)
                    for chunk in chunks]
         for future in as_completed(futures):
             yield future.result()

@@ -103,31 +103,41 @@ probabilities, at most 1: two exponentials per document. :math:`\alpha` itself
 
 Step sizes
 ----------
-* ``sgp``: :math:`\eta_t = \eta_0/\sqrt t` (Sect. 3.1). Default :math:`\eta_0 =
-  1/\max_i L_i` with :math:`L_i = \|X_i^\top A_i^\top \mathrm{diag}(c_i)\|_2^2 / \kappa` the
-  Lipschitz constant of the block gradient (computed once per formulation, per query, by
-  :func:`~cvxrank.formulations.base.squared_operator_norm`): every step is then a descent
-  step on its block (a step at most :math:`1/L_i`). A user's ``eta0`` is the paper's absolute
-  :math:`\eta_0` (its grid :math:`10^{-2} \dots 10^{-6}`, Sect. 4).
-* ``seg``/``seg-pairs``: constant :math:`\eta_0`. EG with :math:`\eta \le 1/|A|_\infty`,
-  :math:`|A|_\infty` the largest entry of :math:`A = (C/m) Q`, converges at :math:`O(1/T)`
-  in expectation for the randomized online version (Collins et al. 2008, batch and online
-  EG on max-margin duals; the bound Sect. 3.2 quotes). By Cauchy-Schwarz the largest entry
-  of :math:`Q` is on its diagonal, :math:`\max_{(j,k)} \|x_j - x_k\|^2`; it is bounded per
-  query by :math:`(2 \max_j \|x_j - \bar x_i\|)^2` (:math:`\bar x_i` the query's mean
-  document, :math:`O(n d)`), at most 4 times the query's squared diameter
-  (:math:`\max_j \|x_j - \bar x_i\|` is at most the diameter), so the default is
-  :math:`\eta_0 = 1 / ((C/m) \max_i 4 \max_j \|x_j - \bar x_i\|^2)`.
+A user's ``eta0`` is the paper's absolute :math:`\eta_0` (``sgp``: :math:`\eta_t =
+\eta_0/\sqrt t`, Sect. 3.1; EG: the constant :math:`\eta_0`, Sect. 3.2). The paper selects
+it from the grid :math:`10^{-2} \dots 10^{-6}` by validation MAP (Sect. 4). The default
+(``eta0=None``) does the same without validation data: :func:`pilot_eta0` runs a short
+pilot (:data:`PILOT_PASSES` passes over the queries) at each multiple of the theory's
+worst-case step (:func:`default_eta0`) in :data:`PILOT_MULTIPLES` and keeps the one with the
+smallest certified duality gap; the pilots are on the solver's clock (set-up time).
 
-Both defaults come from worst-case theory and are conservative in practice. On OHSUMED Fold1
-train (``benchmarks/bench_rankmm_solvers.py``, C = 10 and 1), the certified relative gap
-:math:`10^{-3}` takes the default EG step 4.5-5.7 s (C = 10) and 10x-100x it 0.5 s; the
-default box step does not reach it in 120 s at C = 10 (9.5 s at C = 1), 1000x it takes
-0.1 s; the default :math:`\ell_{1,\infty}` step does not reach it in 120 s at either C,
-1000x it takes 0.6-6 s. Much larger EG steps fail (1000x: gap still 0.05-0.4 after 120 s).
-The gradient of a block is exact, not a noisy estimate, so the paper's decay
-:math:`1/\sqrt t` of ``sgp`` costs most late in a run (after T steps the step is
-:math:`\eta_0/\sqrt T`).
+The worst-case steps: for ``sgp`` :math:`1/\max_i L_i`, with :math:`L_i = \|X_i^\top
+A_i^\top \mathrm{diag}(c_i)\|_2^2 / \kappa` the Lipschitz constant of the block gradient
+(computed once per formulation, per query, by
+:func:`~cvxrank.formulations.base.squared_operator_norm`): every step is then a descent step
+on its block. For EG :math:`1/\bar A`: EG with :math:`\eta \le 1/|A|_\infty`,
+:math:`|A|_\infty` the largest entry of :math:`A = (C/m) Q`, converges at :math:`O(1/T)` in
+expectation for the randomized online version (Collins et al. 2008, batch and online EG on
+max-margin duals; the bound Sect. 3.2 quotes). By Cauchy-Schwarz the largest entry of
+:math:`Q` is on its diagonal, :math:`\max_{(j,k)} \|x_j - x_k\|^2`; it is bounded per
+query by :math:`(2 \max_j \|x_j - \bar x_i\|)^2` (:math:`\bar x_i` the query's mean
+document, :math:`O(n d)`), at most 4 times the query's squared diameter, so :math:`\bar A =
+(C/m) \max_i 4 \max_j \|x_j - \bar x_i\|^2 \ge |A|_\infty`.
+
+Why a pilot: the worst-case steps are far too small in practice, by a factor that depends
+on the data and C. Measured (median of 3 seeds, 200 passes, relative gaps
+:math:`(P(w) - p^*)/p^*` against Clarabel's optimum on the six ``verify`` instances at C =
+0.5 to 2): the box dual reaches :math:`10^{-5}` or less at 10x to 1000x
+:math:`1/\max_i L_i`; the :math:`\ell_{1,\infty}` dual needs 1000x (:math:`10^{-4}` to
+:math:`10^{-3}`; 10x leaves :math:`10^{-2}`) but 1000x diverges on the six-query instance
+of ``tests/test_rankmm_solvers.py``, where 10x works; EG reaches :math:`10^{-4}` to
+:math:`10^{-5}` at 10x :math:`1/\bar A` and oscillates at 30x. On OHSUMED Fold1 train
+(``benchmarks/bench_rankmm_solvers.py``, C = 10 and 1) the certified gap :math:`10^{-3}`
+takes 1000x the box step 0.1 s (1x: not in 120 s at C = 10), 1000x the
+:math:`\ell_{1,\infty}` step 0.6-6 s (1x: not in 120 s), 10x the EG step 0.5 s (1x:
+4.5-5.7 s; 1000x: still 0.05-0.4 after 120 s). Larger C make every dual harder for these
+steps (at C = 5 to 20 on the verify instances EG at 10x is still at :math:`10^{-3}` to
+:math:`3 \cdot 10^{-2}` after 100 passes).
 
 Rates (what ``verify`` checks): the expected suboptimality of the projection methods is
 :math:`O(1/\sqrt T)` (:math:`O(m^2/\epsilon^2)` steps, Sects. 3.1 and 3.3), that of EG
@@ -146,6 +156,7 @@ References
 
 from __future__ import annotations
 
+import copy
 import math
 import weakref
 from dataclasses import dataclass, field
@@ -163,6 +174,16 @@ from cvxrank.solvers.stochastic import RECORDS
 from cvxrank.trace import Callback, Run, TraceRecorder
 
 Projection = Literal["exact", "paper"]
+
+#: Multiples of :func:`default_eta0` the pilot of :func:`pilot_eta0` tries: decades for
+#: ``sgp`` (whose steps decay), half-decades below the point where EG's constant step
+#: oscillates on the verify instances (30x, which a short pilot cannot see).
+PILOT_MULTIPLES = {"sgp": (1.0, 10.0, 100.0, 1e3, 1e4), "eg": (1.0, 10**0.5, 10.0)}
+
+#: Length of each pilot run, in passes over the queries with pairs (at most a fifth of
+#: the run's ``max_iter``): shorter pilots prefer the steps that are best early, which
+#: for the decaying steps of ``sgp`` are too small for the rest of the run.
+PILOT_PASSES = 50
 
 #: Draws of queries made at once.
 DRAW_CHUNK = 4096
@@ -325,6 +346,7 @@ def _check_eta0(eta0: float | None) -> None:
 def default_eta0(formulation: Any) -> float:
     r"""The default :math:`\eta_0` of RankMM's stochastic solvers (module docstring).
 
+    The worst-case step of the theory, the unit of :func:`pilot_eta0`'s grid.
     ``"average"`` and ``"max_average"`` (``sgp``): :math:`1/\max_i L_i`, the block
     Lipschitz constants :math:`L_i = \|X_i^\top A_i^\top \mathrm{diag}(c_i)\|_2^2/\kappa`
     of the printed objective. ``"max"`` (``seg``, ``seg-pairs``): :math:`1/\bar A`,
@@ -345,6 +367,50 @@ def default_eta0(formulation: Any) -> float:
     else:
         bound = float(blocks.lipschitz_base(formulation).max()) / float(formulation.kappa)
     return 1.0 / bound if bound > 0 else 1.0
+
+
+def pilot_eta0(formulation: Any, solve: Any, family: str, *, max_iter: int,
+               seed: int | np.random.Generator | None, **options: Any) -> float:
+    r"""The default :math:`\eta_0`: the best of a short pilot over a grid of steps.
+
+    The paper selects :math:`\eta_0` from a grid by validation MAP (Sect. 4); without
+    validation data, each multiple of :func:`default_eta0` in :data:`PILOT_MULTIPLES`
+    runs ``solve`` for :data:`PILOT_PASSES` passes over the queries (at most a fifth of
+    ``max_iter`` steps) with the run's seed, and the step whose certified relative duality
+    gap :math:`(P(w) - D(\alpha))/P(w)` is smallest at the end of its pilot is returned (a
+    diverging step loses). The caller runs the pilot on its own clock, as set-up.
+
+    Parameters
+    ----------
+    formulation : RankMM
+    solve : callable
+        The solver (called with an explicit ``eta0``, so it does not recurse).
+    family : {"sgp", "eg"}
+        Which grid of :data:`PILOT_MULTIPLES`.
+    max_iter : int
+        The run's ``max_iter`` (the pilot takes at most a fifth of it).
+    seed : int, Generator or None
+        The run's seed.
+    **options
+        Further options of ``solve`` (``projection``).
+
+    Returns
+    -------
+    float
+    """
+    base = default_eta0(formulation)
+    n_blocks = int(formulation.queries_with_pairs.size)
+    steps = max(1, min(PILOT_PASSES * n_blocks, max_iter // 5))
+    best_dual, best_eta = -math.inf, base
+    for multiple in PILOT_MULTIPLES[family]:
+        # a copy of a Generator: the pilots see the run's draws and leave them to the run
+        pilot_seed = copy.deepcopy(seed) if isinstance(seed, np.random.Generator) else seed
+        run = solve(formulation, tol=0.0, max_iter=steps, seed=pilot_seed, eta0=multiple * base,
+                    record_every=steps, **options)
+        dual = float(run.trace.dual[-1])
+        if math.isfinite(dual) and dual > best_dual:
+            best_dual, best_eta = dual, multiple * base
+    return best_eta
 
 
 def _recorder(formulation: Any, *, tol: float, max_iter: int, time_budget: float | None,
@@ -451,7 +517,10 @@ def solve_sgp(
                     record_every=record_every)
     blocks = query_blocks(f)
     kappa = float(f.kappa)
-    eta0 = default_eta0(f) if eta0 is None else float(eta0)
+    if eta0 is None:  # after the recorder starts: the pilot is on the solver's clock
+        eta0 = pilot_eta0(f, solve_sgp, "sgp", max_iter=max_iter, seed=seed,
+                          projection=projection)
+    eta0 = float(eta0)
     scale = np.asarray(f.pair_scale, dtype=np.float64)
     grad_scale = scale / kappa
     weighted_delta = scale * f.pairs.delta
@@ -525,14 +594,15 @@ def _block_projection(formulation: Any, blocks: QueryBlocks, projection: Project
 
 
 # -- stochastic exponentiated gradient (Sect. 3.2) -----------------------------------------
-def _eg_setup(formulation: Any, name: str, eta0: float | None) -> tuple[QueryBlocks, float,
-                                                                         float]:
-    """Blocks, the coefficient scale C/m and eta0 (:func:`default_eta0` if None)."""
-    _check_loss(formulation, name, ("max",))
+def _eg_setup(formulation: Any, solve: Any, eta0: float | None, max_iter: int,
+              seed: int | np.random.Generator | None) -> tuple[QueryBlocks, float, float]:
+    """Blocks, the coefficient scale C/m and eta0 (:func:`pilot_eta0` if None)."""
+    _check_loss(formulation, solve.solver_name, ("max",))
     _check_eta0(eta0)
     blocks = query_blocks(formulation)
-    eta0 = default_eta0(formulation) if eta0 is None else float(eta0)
-    return blocks, float(formulation.C) / formulation.m, eta0
+    if eta0 is None:
+        eta0 = pilot_eta0(formulation, solve, "eg", max_iter=max_iter, seed=seed)
+    return blocks, float(formulation.C) / formulation.m, float(eta0)
 
 
 @solver("seg", needs=("dual_query_blocks",))
@@ -604,7 +674,7 @@ def solve_seg(
     f = formulation
     rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
                     record_every=record_every)
-    blocks, c, eta0 = _eg_setup(f, "seg", eta0)
+    blocks, c, eta0 = _eg_setup(f, solve_seg, eta0, max_iter, seed)
     feats = blocks.features()
     ptr, y, B = blocks.doc_ptr, blocks.y, blocks.n_blocks
     starts, sizes = blocks.level_start, blocks.level_size
@@ -736,7 +806,7 @@ def solve_seg_pairs(
     f = formulation
     rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
                     record_every=record_every)
-    blocks, c, eta0 = _eg_setup(f, "seg-pairs", eta0)
+    blocks, c, eta0 = _eg_setup(f, solve_seg_pairs, eta0, max_iter, seed)
     feats = blocks.features()
     ptr, pptr, y, B = blocks.doc_ptr, blocks.pair_ptr, blocks.y, blocks.n_blocks
     up = [blocks.upper[pptr[b]:pptr[b + 1]] for b in range(B)]

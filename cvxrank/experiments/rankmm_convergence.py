@@ -1,0 +1,512 @@
+r"""RankMM's three duals side by side: how the paper's stochastic solvers converge.
+
+Agarwal & Collins (2010) solve each RankMM dual with a stochastic method that updates one
+query's block per step and prove, in expectation, an :math:`\epsilon`-optimal dual objective
+after :math:`O(1/\epsilon^2)` projection steps (box, Sect. 3.1; :math:`\ell_{1,\infty}` ball,
+Sect. 3.3) or :math:`O(1/\epsilon)` exponentiated-gradient steps (simplex, Sect. 3.2), i.e.
+suboptimality :math:`O(1/\sqrt T)` and :math:`O(1/T)`. Their experiments stop after at most
+1000 steps (Sect. 4), never at a certified optimum. :func:`run_convergence` runs, on one
+data set and one C, every solver of the three duals against the certified CVXPY optimum
+(:func:`cvxrank.reference.solve_reference`) over several seeds:
+
+==============  ===================  ==================================================
+loss            dual set             series
+==============  ===================  ==================================================
+``average``     box                  ``sgp`` (Sect. 3.1), ``apg``
+``max``         simplex per query    ``seg`` (factored EG), ``seg-pairs`` (plain EG,
+                                     Sect. 3.2), ``apg``
+``max_average`` l1,inf ball          ``sgp`` with the exact projection, ``sgp`` with the
+                                     paper's order (project, then clip; Sect. 3.3),
+                                     ``apg``
+==============  ===================  ==================================================
+
+``apg`` (accelerated projected gradient on the same dual, :math:`O(1/k^2)`) is the
+deterministic baseline. Every stochastic run takes ``steps`` steps at the solver's default
+step size times ``step_scale`` (:func:`cvxrank.solvers.rankmm.default_eta0`), and ``apg``
+runs as many passes over the data: a stochastic step touches one of the B queries with
+pairs, an ``apg`` iteration all of them, so the iteration axis of the figures is in passes
+(steps / B for the stochastic solvers). Each formulation's per-query blocks and Lipschitz
+constants are made once before the runs, so the solver times compare the iterations.
+
+For the :math:`\ell_{1,\infty}` dual the result also says, at the iterates of the exact
+runs, how often and by how much the paper's order would differ from the projection on the
+step it is about to take (:attr:`DualRun.projection_difference`).
+
+:func:`write_convergence` writes the three figures of :mod:`cvxrank.plots`
+(``rankmm-duals.png``, ``rankmm-eg.png``, ``rankmm-projection.png``) and the CSV of the
+records behind each; ``cvxrank reproduce rankmm-convergence`` runs both.
+
+References
+----------
+.. [1] S. Agarwal and M. Collins, "Maximum Margin Ranking Algorithms for Information
+   Retrieval", ECIR 2010, Sects. 3.1-3.3 (solvers and rates) and 4 (protocol).
+.. [2] M. Collins et al., JMLR 9, 2008 (EG on max-margin duals, O(1/T)).
+.. [3] A. Beck and M. Teboulle, SIAM J. Imaging Sci. 2(1), 2009 (FISTA, O(1/k^2)).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cvxrank import tolerances
+from cvxrank.data.ranking_data import RankingData
+from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
+from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
+from cvxrank.solvers.rankmm import (
+    default_eta0,
+    query_blocks,
+    solve_seg,
+    solve_seg_pairs,
+    solve_sgp,
+)
+from cvxrank.trace import Run, Trace
+from cvxrank.validate import RateSpec, validate_runs
+
+if TYPE_CHECKING:
+    from cvxrank.reference import Reference
+
+#: Default C (the middle of the paper's grid 0.1 ... 1000, Sect. 4).
+DEFAULT_C = 10.0
+
+#: Default number of seeds of each stochastic solver.
+DEFAULT_SEEDS = 5
+
+#: Default number of stochastic steps per run.
+DEFAULT_STEPS = 20_000
+
+#: The dual set of each loss, for titles and tables.
+DUAL_SETS = {"average": "box", "max": "simplex", "max_average": "l1,inf ball"}
+
+#: The proven rates on the dual objective: projection methods :math:`O(1/\sqrt T)`
+#: (Sects. 3.1, 3.3), EG :math:`O(1/T)` (Sect. 3.2), FISTA :math:`O(1/k^2)`.
+PROJECTION_RATE = RateSpec.sublinear(-0.5, measure="dual", label="O(1/sqrt(T))")
+EG_RATE = RateSpec.sublinear(-1.0, measure="dual", label="O(1/T)")
+APG_RATE = RateSpec.sublinear(-2.0, measure="dual", label="O(1/k^2)")
+
+#: Output file names (without extension) of the three figures.
+FIGURES = ("rankmm-duals", "rankmm-eg", "rankmm-projection")
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Series:
+    """One solver configuration on one dual.
+
+    Attributes
+    ----------
+    key : str
+        Unique name (``"sgp-paper"``), also the CSV's ``series`` column.
+    loss : str
+        The RankMM loss whose dual it solves.
+    solver : str
+        Registry name of the solver.
+    label : str
+        Legend label.
+    stochastic : bool
+        Run once per seed (else once).
+    rate : RateSpec
+        The proven rate on the dual objective.
+    options : dict
+        Keyword arguments that define the algorithm (``projection``).
+    """
+
+    key: str
+    loss: str
+    solver: str
+    label: str
+    stochastic: bool
+    rate: RateSpec
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+#: Every series, grouped by dual in the paper's order.
+SERIES = (
+    Series("sgp", "average", "sgp", "sgp (box, Sect. 3.1)", True, PROJECTION_RATE),
+    Series("apg-box", "average", "apg", "apg", False, APG_RATE),
+    Series("seg", "max", "seg", "seg (factored EG)", True, EG_RATE),
+    Series("seg-pairs", "max", "seg-pairs", "seg-pairs (plain EG, Sect. 3.2)", True, EG_RATE),
+    Series("apg-simplex", "max", "apg", "apg", False, APG_RATE),
+    Series("sgp-exact", "max_average", "sgp", "sgp, exact projection", True, PROJECTION_RATE,
+           {"projection": "exact"}),
+    Series("sgp-paper", "max_average", "sgp", "sgp, paper's order (Sect. 3.3)", True,
+           PROJECTION_RATE, {"projection": "paper"}),
+    Series("apg-l1inf", "max_average", "apg", "apg", False, APG_RATE),
+)
+
+#: The series of the side-by-side figure of the three duals (the paper's solver of each
+#: dual and its deterministic baseline; the variants have figures of their own).
+MAIN_SERIES = ("sgp", "apg-box", "seg", "apg-simplex", "sgp-exact", "apg-l1inf")
+
+_SOLVERS: dict[str, Callable[..., Run]] = {
+    "sgp": solve_sgp, "seg": solve_seg, "seg-pairs": solve_seg_pairs,
+    "apg": solve_accelerated_gradient,
+}
+
+
+@dataclass
+class DualRun:
+    r"""The runs of one dual, with its certified reference.
+
+    Attributes
+    ----------
+    loss : str
+        ``"average"``, ``"max"`` or ``"max_average"``.
+    formulation : RankMM
+    reference : Reference
+        The certified optimum (p*, d*).
+    n_blocks : int
+        B, the queries with preference pairs (a pass is B stochastic steps).
+    runs : dict of str to list of Run
+        Per series key, one run per seed (one for ``apg``).
+    eta0 : dict of str to float
+        Per stochastic series, the step size used.
+    projection_difference : list of dict
+        ``max_average`` only: per seed of the exact runs, arrays ``passes``, ``differ``
+        (fraction of the B query blocks on which the paper's order differs from the exact
+        projection, by more than 1e-12 relative) and ``distance``
+        (:math:`\sum_b \|z'_b - z_b\| / \sum_b \|z_b\|`) of the inputs
+        :math:`\alpha - \eta_t \nabla` the next step would project, at each record.
+    """
+
+    loss: str
+    formulation: RankMM
+    reference: Reference
+    n_blocks: int
+    runs: dict[str, list[Run]] = field(default_factory=dict)
+    eta0: dict[str, float] = field(default_factory=dict)
+    projection_difference: list[dict[str, np.ndarray]] = field(default_factory=list)
+
+    @property
+    def dual_set(self) -> str:
+        """Name of the dual's feasible set."""
+        return DUAL_SETS[self.loss]
+
+    def series(self) -> list[Series]:
+        """The series of this dual that ran, in :data:`SERIES` order."""
+        return [s for s in SERIES if s.loss == self.loss and s.key in self.runs]
+
+    def in_passes(self, key: str) -> list[Trace]:
+        """The traces of a series with the iteration column in passes over the data."""
+        spec = next(s for s in SERIES if s.key == key)
+        per_pass = float(self.n_blocks) if spec.stochastic else 1.0
+        return [replace(r.trace, iteration=list(np.asarray(r.trace.iteration, float) / per_pass))
+                for r in self.runs[key]]
+
+    def summary(self, key: str) -> dict[str, Any]:
+        """Medians over the seeds of a series and the rate fitted to its mean dual
+        suboptimality (:func:`cvxrank.validate.validate_runs`), beside the proven one."""
+        spec = next(s for s in SERIES if s.key == key)
+        runs = self.runs[key]
+        tol = tolerances.STOCHASTIC_GAP if spec.stochastic else tolerances.FAST_SOLVER_GAP
+        v = validate_runs(runs, self.reference, spec.rate, formulation=self.formulation, tol=tol)
+        return {
+            "series": key, "solver": spec.solver, "loss": self.loss, "dual_set": self.dual_set,
+            "seeds": len(runs), "steps": int(np.median([r.n_iter for r in runs])),
+            "eta0": self.eta0.get(key), "rel_gap": v.rel_gap, "dual_gap": v.dual_gap,
+            "time": float(np.median([r.time for r in runs])),
+            "proven": spec.rate.expected, "fitted_exponent": v.fitted,
+            "at_least_as_fast": v.rate_ok,
+        }
+
+
+@dataclass
+class ConvergenceResult:
+    """Everything :func:`run_convergence` measured.
+
+    Attributes
+    ----------
+    source : str
+        What the data is (a file name or the synthetic instance's parameters).
+    C : float
+        The paper's C.
+    seeds : tuple of int
+        Seeds of the stochastic runs.
+    steps : int
+        Stochastic steps per run.
+    step_scale : float
+        Multiple of each solver's default step size.
+    n_documents, n_queries, n_features : int
+        Size of the data.
+    duals : dict of str to DualRun
+        Per loss, in the paper's order.
+    """
+
+    source: str
+    C: float
+    seeds: tuple[int, ...]
+    steps: int
+    step_scale: float
+    n_documents: int
+    n_queries: int
+    n_features: int
+    duals: dict[str, DualRun]
+
+    def summaries(self) -> list[dict[str, Any]]:
+        """One :meth:`DualRun.summary` per series that ran."""
+        return [d.summary(s.key) for d in self.duals.values() for s in d.series()]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The parameters, the references and the summaries (for ``--json``)."""
+        return {
+            "source": self.source, "C": self.C, "seeds": list(self.seeds), "steps": self.steps,
+            "step_scale": self.step_scale, "n_documents": self.n_documents,
+            "n_queries": self.n_queries, "n_features": self.n_features,
+            "references": {loss: {"p_star": d.reference.p_star, "d_star": d.reference.d_star,
+                                  "rel_gap": d.reference.rel_gap,
+                                  "n_pairs": d.formulation.n_pairs, "n_blocks": d.n_blocks}
+                           for loss, d in self.duals.items()},
+            "series": self.summaries(),
+        }
+
+
+def synthetic_instance(seed: int = 0) -> RankingData:
+    """The default data: 30 queries of 10 to 30 documents, 10 features, three grades
+    (:func:`cvxrank.data.make_synthetic`, seeded; about 4,000 preference pairs)."""
+    from cvxrank.data import make_synthetic
+
+    return make_synthetic(n_queries=30, docs_per_query=(10, 30), n_features=10, n_grades=3,
+                          seed=seed)
+
+
+def _projection_probe(formulation: RankMM, eta0: float, n_blocks: int,
+                      out: dict[str, list[float]]) -> Callable[..., None]:
+    r"""A callback of an exact ``sgp`` run on the l1,inf dual that compares, at each record,
+    the exact projection and the paper's order on the step's input :math:`\alpha -
+    \eta_t \nabla` of every block (:attr:`DualRun.projection_difference`)."""
+    group, _, block = formulation.lower_group
+    pair_block = block[group]
+    dual_set = formulation.dual_set
+
+    def probe(t: int, w: np.ndarray, alpha: np.ndarray | None, trace: Trace) -> None:
+        if alpha is None:
+            return
+        v = alpha - eta0 / math.sqrt(t + 1) * formulation.neg_dual_grad(alpha)
+        exact, paper = dual_set.project(v), dual_set.project_then_clip(v)
+        diff = np.sqrt(np.bincount(pair_block, (paper - exact) ** 2, minlength=n_blocks))
+        size = np.sqrt(np.bincount(pair_block, exact ** 2, minlength=n_blocks))
+        out["passes"].append(t / n_blocks)
+        out["differ"].append(float(np.mean(diff > 1e-12 * np.maximum(size, 1e-300))))
+        out["distance"].append(float(diff.sum() / max(size.sum(), 1e-300)))
+
+    return probe
+
+
+def run_convergence(
+    data: RankingData,
+    *,
+    C: float = DEFAULT_C,
+    seeds: int | Sequence[int] = DEFAULT_SEEDS,
+    steps: int = DEFAULT_STEPS,
+    step_scale: float = 1.0,
+    losses: Sequence[str] = RANKMM_LOSSES,
+    reference_solver: str = "CLARABEL",
+    source: str = "",
+    progress: Progress | None = None,
+) -> ConvergenceResult:
+    """Run every series of :data:`SERIES` for ``losses`` on ``data`` (module docstring).
+
+    Parameters
+    ----------
+    data : RankingData
+        Training data (every query counts in m).
+    C : float
+        The paper's C.
+    seeds : int or sequence of int
+        Seeds of the stochastic runs (an int n: ``0 .. n-1``).
+    steps : int
+        Stochastic steps T per run (``tol = 0``: every run takes all of them); ``apg`` runs
+        ``ceil(T / B)`` iterations, the same number of passes.
+    step_scale : float
+        Multiple of :func:`~cvxrank.solvers.rankmm.default_eta0` for the stochastic
+        solvers.
+    losses : sequence of str
+        Which duals to run.
+    reference_solver : str
+        CVXPY solver of the certified references.
+    source : str
+        Description of the data for titles and JSON.
+    progress : callable, optional
+        Called with one line per run.
+
+    Returns
+    -------
+    ConvergenceResult
+
+    Raises
+    ------
+    ValueError
+        For steps < 1, no seeds, a step scale that is not finite and positive, or an
+        unknown loss.
+    SolverError
+        When a reference is not certified.
+    """
+    seed_list = tuple(range(seeds)) if isinstance(seeds, int) else tuple(int(s) for s in seeds)
+    if not seed_list:
+        raise ValueError("at least one seed is needed")
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
+    if not (math.isfinite(step_scale) and step_scale > 0):
+        raise ValueError(f"step_scale must be finite and > 0, got {step_scale}")
+    unknown = sorted(set(losses) - set(RANKMM_LOSSES))
+    if unknown:
+        raise ValueError(f"unknown losses {unknown}; RankMM has {', '.join(RANKMM_LOSSES)}")
+    from cvxrank.reference import solve_reference  # CVXPY: imported when the runs start
+
+    say = progress or (lambda line: None)
+    duals: dict[str, DualRun] = {}
+    for loss in (x for x in RANKMM_LOSSES if x in losses):
+        f = RankMM(data, C=C, loss=loss)
+        ref = solve_reference(f, solver=reference_solver)
+        blocks = query_blocks(f)  # shared set-up, made before the timed runs
+        if loss == "max_average":
+            blocks.l1inf_layouts(f)
+        f.dual_lipschitz()
+        eta = default_eta0(f) * step_scale
+        dual = DualRun(loss, f, ref, blocks.n_blocks)
+        say(f"rankmm-{loss}: {f.n_pairs:,} pairs, {blocks.n_blocks} queries with pairs, "
+            f"p* = {ref.p_star:.10g}")
+        for spec in (s for s in SERIES if s.loss == loss):
+            solve = _SOLVERS[spec.solver]
+            if not spec.stochastic:
+                passes = max(1, math.ceil(steps / blocks.n_blocks))
+                dual.runs[spec.key] = [solve(f, tol=0.0, max_iter=passes)]
+                say(f"  {spec.key}: {passes} iterations")
+                continue
+            dual.eta0[spec.key] = eta
+            dual.runs[spec.key] = []
+            for seed in seed_list:
+                probe = None
+                if spec.key == "sgp-exact":
+                    record: dict[str, list[float]] = {"passes": [], "differ": [], "distance": []}
+                    probe = _projection_probe(f, eta, blocks.n_blocks, record)
+                run = solve(f, tol=0.0, max_iter=steps, seed=seed, eta0=eta, callback=probe,
+                            **spec.options)
+                dual.runs[spec.key].append(run)
+                if probe is not None:
+                    dual.projection_difference.append(
+                        {k: np.asarray(v) for k, v in record.items()})
+            say(f"  {spec.key}: {len(seed_list)} seeds x {steps} steps, eta0 = {eta:.3g}")
+        duals[loss] = dual
+    return ConvergenceResult(
+        source=source or "data", C=float(C), seeds=seed_list, steps=int(steps),
+        step_scale=float(step_scale), n_documents=data.n_documents, n_queries=data.n_queries,
+        n_features=data.n_features, duals=duals)
+
+
+#: Columns of the trace CSVs.
+CSV_COLUMNS = ("loss", "dual_set", "series", "solver", "seed", "iteration", "passes", "time",
+               "primal", "dual", "p_star", "d_star", "rel_primal", "rel_dual")
+
+
+def trace_rows(result: ConvergenceResult, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """The records of the series ``keys``, one row per (series, seed, record).
+
+    ``rel_primal`` is :math:`(P(w_t) - p^*)/|p^*|` and ``rel_dual`` :math:`(d^* -
+    D(\\alpha_t))/|p^*|` (:func:`cvxrank.tolerances.relative_gap`).
+    """
+    rows = []
+    for dual in result.duals.values():
+        ref = dual.reference
+        for spec in dual.series():
+            if spec.key not in keys:
+                continue
+            for seed, (run, passes) in enumerate(zip(dual.runs[spec.key],
+                                                     dual.in_passes(spec.key), strict=True)):
+                tr = run.trace
+                for i in range(len(tr)):
+                    rows.append({
+                        "loss": dual.loss, "dual_set": dual.dual_set, "series": spec.key,
+                        "solver": spec.solver,
+                        "seed": result.seeds[seed] if spec.stochastic else "",
+                        "iteration": tr.iteration[i], "passes": passes.iteration[i],
+                        "time": tr.time[i], "primal": tr.primal[i], "dual": tr.dual[i],
+                        "p_star": ref.p_star, "d_star": ref.d_star,
+                        "rel_primal": tolerances.relative_gap(tr.primal[i], ref.p_star),
+                        "rel_dual": tolerances.relative_gap(tr.dual[i], ref.d_star),
+                    })
+    return rows
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]], columns: Sequence[str]) -> Path:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def write_convergence(result: ConvergenceResult, out_dir: str | Path) -> dict[str, Path]:
+    """Write the three figures and their CSVs, plus ``rankmm-convergence.csv`` (the
+    summaries) into ``out_dir``; return the paths by name.
+
+    * ``rankmm-duals``: the series of :data:`MAIN_SERIES`
+      (:func:`cvxrank.plots.figure_rankmm_duals`);
+    * ``rankmm-eg``: ``seg`` against ``seg-pairs`` (:func:`cvxrank.plots.figure_rankmm_eg`);
+    * ``rankmm-projection``: the two projections of the :math:`\\ell_{1,\\infty}` dual
+      (:func:`cvxrank.plots.figure_rankmm_projection`); its CSV also holds the
+      ``projection_difference`` records (``series = "difference"``).
+    """
+    from cvxrank import plots
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = {
+        "rankmm-duals": (plots.figure_rankmm_duals, list(MAIN_SERIES)),
+        "rankmm-eg": (plots.figure_rankmm_eg, ["seg", "seg-pairs"]),
+        "rankmm-projection": (plots.figure_rankmm_projection, ["sgp-exact", "sgp-paper"]),
+    }
+    files: dict[str, Path] = {}
+    for name, (make, keys) in figures.items():
+        present = [k for d in result.duals.values() for k in d.runs if k in keys]
+        if not present:
+            continue
+        fig = make(result)
+        files[f"{name}.png"] = out / f"{name}.png"
+        fig.savefig(files[f"{name}.png"], dpi=110)
+        rows = trace_rows(result, keys)
+        columns = list(CSV_COLUMNS)
+        if name == "rankmm-projection":
+            columns += ["differ", "distance"]
+            dual = result.duals["max_average"]
+            for seed, record in zip(result.seeds, dual.projection_difference, strict=True):
+                rows += [{"loss": "max_average", "dual_set": dual.dual_set,
+                          "series": "difference", "solver": "sgp", "seed": seed,
+                          "passes": p, "differ": a, "distance": b}
+                         for p, a, b in zip(record["passes"], record["differ"],
+                                            record["distance"], strict=True)]
+        files[f"{name}.csv"] = _write_csv(out / f"{name}.csv", rows, columns)
+    summaries = result.summaries()
+    files["rankmm-convergence.csv"] = _write_csv(out / "rankmm-convergence.csv", summaries,
+                                                 list(summaries[0]))
+    return files
+
+
+def summary_markdown(result: ConvergenceResult) -> str:
+    """A markdown table of :meth:`ConvergenceResult.summaries`: per series the median final
+    relative gaps, time, step size and the fitted exponent of the mean dual suboptimality
+    beside the proven rate."""
+    lines = [
+        f"RankMM convergence on {result.source}: {result.n_queries} queries, "
+        f"{result.n_documents:,} documents, {result.n_features} features; C = {result.C:g}, "
+        f"{result.steps:,} steps x {len(result.seeds)} seeds (step scale "
+        f"{result.step_scale:g})",
+        "",
+        "| dual | series | eta0 | rel. primal gap | rel. dual gap | time [s] | proven | "
+        "fitted exponent |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in result.summaries():
+        eta = "" if s["eta0"] is None else f"{s['eta0']:.3g}"
+        fitted = "" if s["fitted_exponent"] is None else f"{s['fitted_exponent']:.2f}"
+        dual_gap = "" if s["dual_gap"] is None else f"{s['dual_gap']:.1e}"
+        lines.append(f"| {s['dual_set']} | {s['series']} | {eta} | {s['rel_gap']:.1e} | "
+                     f"{dual_gap} | {s['time']:.3f} | {s['proven']} | {fitted} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,270 @@
+"""Agarwal & Collins (2010) Fig. 1 reproduction: snapshots, the zero test, the protocol, CLI."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cvxrank.cli.main as cli_main
+from cvxrank.data import make_synthetic, write_svmlight
+from cvxrank.data.ranking_data import RankingData
+from cvxrank.experiments.agarwal_collins import LABELS, protocol, report
+from cvxrank.experiments.agarwal_collins.snapshots import (
+    record_interval,
+    run_snapshots,
+    solve_stochastic,
+)
+from cvxrank.experiments.agarwal_collins.zero_optimality import zero_optimality
+from cvxrank.formulations.rankmm import RankMM
+from cvxrank.metrics import evaluate
+from cvxrank.reference import solve_reference
+
+OHSUMED = Path("letor3_ohsumed") / "QueryLevelNorm"
+LOSSES = tuple(LABELS)
+SMALL_GRID = {"C_grid": (1.0, 10.0), "eta0_grid": (1e-3, 1e-2), "T_grid": (20, 50),
+              "ranksvm_C": (1e-3, 1e-2)}
+
+
+@pytest.fixture
+def cli():
+    """``cvxrank.cli.main.main``."""
+    return cli_main.main
+
+
+@pytest.fixture(scope="module")
+def letor_dir(tmp_path_factory) -> Path:
+    """Two synthetic LETOR folds (train, vali, test) written as SVMlight files."""
+    root = tmp_path_factory.mktemp("letor")
+    for k in (1, 2):
+        folder = root / f"Fold{k}"
+        folder.mkdir()
+        for j, split in enumerate(("train", "vali", "test")):
+            data = make_synthetic(n_queries=8, docs_per_query=(6, 12), n_features=5,
+                                  n_grades=3, noise=0.5, seed=10 * k + j)
+            write_svmlight(data, folder / f"{split}.txt")
+    return root
+
+
+# -- snapshots ---------------------------------------------------------------------------
+@pytest.mark.parametrize("loss", LOSSES)
+def test_snapshot_equals_a_separate_run_of_T_steps(loss) -> None:
+    data = make_synthetic(n_queries=6, docs_per_query=(5, 9), n_features=4, seed=3)
+    f = RankMM(data, C=10.0, loss=loss)
+    horizons = (20, 50, 100)
+    snapshots, long_run = run_snapshots(f, eta0=1e-2, horizons=horizons, seed=7)
+    assert [s.T for s in snapshots] == list(horizons) and long_run.n_iter == 100
+    for snap in snapshots:
+        short = solve_stochastic(RankMM(data, C=10.0, loss=loss), eta0=1e-2, max_iter=snap.T,
+                                 seed=7, record_every=record_interval(horizons))
+        assert short.n_iter == snap.T
+        if loss == "max":  # seg's w from its coefficients vs from the materialized alpha
+            np.testing.assert_allclose(snap.w, short.w, rtol=1e-12, atol=1e-14)
+        else:
+            np.testing.assert_array_equal(snap.w, short.w)
+        assert snap.primal == pytest.approx(short.trace.primal[-1], rel=1e-12)
+        assert snap.dual == pytest.approx(short.trace.dual[-1], rel=1e-12, abs=1e-14)
+        assert 0 <= snap.relative_gap
+
+
+def test_snapshots_of_a_run_that_stops_at_a_zero_gap() -> None:
+    """At a small C with a large step, sgp reaches RankMM-1's optimum (every alpha at its
+    bound) exactly and stops; a run of any longer T stops at the same step."""
+    data = make_synthetic(n_queries=6, docs_per_query=(5, 9), n_features=4, seed=3)
+    snapshots, run = run_snapshots(RankMM(data, C=1e-2, loss="average"), eta0=10.0,
+                                   horizons=(20, 50, 100), seed=7)
+    assert run.converged and [s.steps for s in snapshots] == [10, 10, 10]
+    for snap in snapshots:
+        short = solve_stochastic(RankMM(data, C=1e-2, loss="average"), eta0=10.0,
+                                 max_iter=snap.T, seed=7, record_every=10)
+        assert short.n_iter == 10
+        np.testing.assert_array_equal(snap.w, short.w)
+        assert snap.relative_gap <= 0
+
+
+def test_record_interval_is_the_gcd() -> None:
+    assert record_interval((100, 250, 500, 750, 1000)) == 50
+    with pytest.raises(ValueError, match="T grid"):
+        record_interval((0, 10))
+
+
+# -- the zero test -----------------------------------------------------------------------
+def _two_queries() -> RankingData:
+    """Query 1: grade 2 at e1, grade 1 at 5 e2, grade 0 at 0; query 2: grade 2 at 0,
+    grade 0 at e1. The maximal pairs (2, 0) give -e1 and +e1: w = 0 optimal for "max";
+    "average" and "max_average" see the grade-1 document."""
+    X = np.array([[1.0, 0.0], [0.0, 5.0], [0.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
+    return RankingData.from_arrays(X, np.array([2, 1, 0, 2, 0]), qid=np.array([1, 1, 1, 2, 2]))
+
+
+def test_zero_test_on_a_case_known_by_hand() -> None:
+    data = _two_queries()
+    z_max = zero_optimality(data, "max")
+    assert z_max.zero_optimal and z_max.min_norm < 1e-7
+    z_avg = zero_optimality(data, "average")
+    # query 1: pairs (e1 - 5e2), (e1 - 0), (5e2 - 0) averaged over 3: (2 e1 + 0 e2)/3;
+    # query 2: e1 - ... (0 - e1) = -e1; g = -(2/3 e1) + e1 = (1/3) e1
+    np.testing.assert_allclose(z_avg.g, [1.0 / 3.0, 0.0], atol=1e-15)
+    assert not z_avg.zero_optimal and z_avg.descent_slope == pytest.approx(-1.0 / 3.0)
+    # max_average, query 1: k of grade 0 has mean (2 + 1)/2 - 0 = 1.5 > 1 (grade 1), so
+    # the point is x_0 - mean(e1, 5e2) = (-0.5, -2.5); query 2: 0 - 0... x_k - x_j = e1
+    z_ma = zero_optimality(data, "max_average")
+    np.testing.assert_allclose(z_ma.g, [0.5, -2.5], atol=1e-7)
+    assert not z_ma.zero_optimal and z_ma.descent_slope < 0
+    assert 0 < z_ma.relative_norm <= 1
+    with pytest.raises(ValueError, match="loss"):
+        zero_optimality(data, "hinge")
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_zero_test_against_certified_optima(loss) -> None:
+    """For small C the optimum is exactly -(C/m) g*; where the test says w = 0 is optimal,
+    the certified optimum is 0 at a large C too."""
+    for data in (make_synthetic(n_queries=5, docs_per_query=(4, 7), n_features=3, seed=1),
+                 _two_queries()):
+        z = zero_optimality(data, loss)
+        small = RankMM(data, C=1e-3, loss=loss)
+        w_small = solve_reference(small, cache=False).w
+        np.testing.assert_allclose(w_small, -(1e-3 / small.m) * z.g, atol=1e-8)
+        w_large = solve_reference(RankMM(data, C=100.0, loss=loss), cache=False).w
+        assert (np.linalg.norm(w_large) < 1e-6) == z.zero_optimal
+
+
+# -- the protocol ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_result(letor_dir) -> protocol.Fig1Result:
+    return protocol.run_fig1(letor_dir, seeds=(0, 1), certified_solver="clarabel",
+                             **SMALL_GRID)
+
+
+def test_protocol_selects_by_validation_map_and_averages_folds(small_result, letor_dir) -> None:
+    r = small_result
+    assert r.folds == [1, 2] and r.seeds == [0, 1]
+    assert set(r.choices) == {"RankMM-1", "RankMM-2", "RankMM-3", "RankSVM"}
+    for method, choices in r.choices.items():
+        for c in choices:
+            n = 8 if method != "RankSVM" else 2
+            assert len(c.points) == n
+            vali = [p.measures["vali"]["map"] for p in c.points]
+            assert c.selected == int(np.argmax(vali))  # first of the largest
+            assert all(p.n_runs == (2 if method != "RankSVM" else 1) for p in c.points)
+        mean = r.mean(method)
+        assert mean["map"] == pytest.approx(np.mean([c.best.measures["test"]["map"]
+                                                     for c in choices]))
+    # a RankMM point is the mean over the seeds of the snapshot at T: check one by hand
+    c = r.choices["RankMM-1"][0]
+    params = c.points[3].params  # C = 1, eta0 = 1e-2, T = 50
+    tests = []
+    for seed in (0, 1):
+        task = protocol.StochasticTask(protocol.LetorFold(str(letor_dir), 1), "average",
+                                       params["C"], params["eta0"], seed, (20, 50))
+        tests.append(protocol.run_stochastic(task).measures[50]["test"]["map"])
+    assert c.points[3].measures["test"]["map"] == pytest.approx(np.mean(tests), rel=1e-12)
+
+
+def test_certified_optima_and_zero_tests(small_result, letor_dir) -> None:
+    r = small_result
+    for loss in LOSSES:
+        runs = r.certified[loss]
+        assert [run.task.source.fold for run in runs] == [1, 2]
+        for j, run in enumerate(runs):
+            assert run.ok and run.solver == "clarabel"
+            assert run.task.C == r.choices[LABELS[loss]][j].best.params["C"]
+            train = protocol.LetorFold(str(letor_dir), j + 1).load("train")
+            ref = solve_reference(RankMM(train, C=run.task.C, loss=loss), cache=False)
+            assert run.objective == pytest.approx(ref.p_star, rel=1e-6)
+            test = protocol.LetorFold(str(letor_dir), j + 1).load("test")
+            expected = evaluate(test.y, test.X @ ref.w, test.query_ptr, preset="letor3", k=10)
+            assert run.measures["test"]["map"] == pytest.approx(expected["map"], abs=1e-9)
+        assert [z["fold"] for z in r.zero[loss]] == [1, 2]
+    assert r.certified_mean("average") is not None
+
+
+def test_report_files(small_result, tmp_path) -> None:
+    files = report.write_fig1(small_result, tmp_path)
+    assert all(p.is_file() and p.stat().st_size > 0 for p in files.values())
+    text = files["markdown"].read_text()
+    for label in ("RankMM-1", "RankMM-2 (optimum", "RankSVM", "w = 0 optimal"):
+        assert label in text
+    doc = json.loads(files["json"].read_text())
+    assert doc["methods"]["RankMM-3"]["mean"]["map"] == small_result.mean("RankMM-3")["map"]
+    assert len(files["csv"].read_text().splitlines()) == 1 + 4 * 3 + 3 * 3
+
+
+def test_processes_backend_gives_the_same_selections(small_result, letor_dir) -> None:
+    other = protocol.run_fig1(letor_dir, seeds=(0, 1), certified=False, backend="processes",
+                              workers=2, **SMALL_GRID)
+    for method, choices in small_result.choices.items():
+        assert [c.best.params for c in choices] == [c.best.params
+                                                    for c in other.choices[method]]
+        assert other.mean(method) == small_result.mean(method)
+    assert other.certified == {}
+
+
+# -- command line ------------------------------------------------------------------------
+def _small_args(data: Path, out: Path) -> list[str]:
+    return ["reproduce", "agarwal-collins-fig1", "--data", str(data), "--out", str(out),
+            "--C", "1", "--eta0", "1e-2", "--T", "10", "20", "--ranksvm-C", "1e-3",
+            "--certified-solver", "clarabel"]
+
+
+def test_cli_json(cli, letor_dir, tmp_path, capsys) -> None:
+    code = cli(_small_args(letor_dir, tmp_path / "out") + ["--folds", "2", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["folds"] == [2]
+    assert set(doc["methods"]) == {"RankMM-1", "RankMM-2", "RankMM-3", "RankSVM"}
+    assert set(doc["zero_optimality"]) == {"RankMM-1", "RankMM-2", "RankMM-3"}
+    assert Path(doc["files"]["png"]).is_file()
+
+
+@pytest.mark.parametrize("problem", ["missing", "malformed", "bad-eta0", "bad-solver"])
+def test_cli_bad_input_exits_2_with_one_line(cli, letor_dir, tmp_path, capsys,
+                                             problem) -> None:
+    data = letor_dir
+    extra: list[str] = []
+    if problem == "missing":
+        data = tmp_path / "nowhere"
+    elif problem == "malformed":
+        data = tmp_path / "bad"
+        for split in ("train", "vali", "test"):
+            (data / "Fold1").mkdir(parents=True, exist_ok=True)
+            (data / "Fold1" / f"{split}.txt").write_text("1 qid:1 1:0.5\nx qid:1 1:0.1\n")
+    elif problem == "bad-eta0":
+        extra = ["--eta0", "0"]
+    else:
+        extra = ["--certified-solver", "nope"]
+    code = cli(_small_args(data, tmp_path / "out") + extra)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("cvxrank: error: ")
+    if problem == "missing":
+        assert str(data) in err
+    if problem == "malformed":
+        assert "train.txt:2" in err
+
+
+# -- real data ---------------------------------------------------------------------------
+def test_zero_test_on_ohsumed_fold1(shared_data) -> None:
+    """On OHSUMED Fold1 train, w = 0 is optimal for RankMM-2 and RankMM-3 (every C) and not
+    for RankMM-1."""
+    train = protocol.LetorFold(str(shared_data / OHSUMED), 1).load("train")
+    found = {loss: zero_optimality(train, loss) for loss in LOSSES}
+    assert not found["average"].zero_optimal and found["average"].descent_slope < 0
+    assert found["max"].zero_optimal and found["max_average"].zero_optimal
+
+
+def test_one_ohsumed_fold_end_to_end(cli, shared_data, tmp_path, capsys) -> None:
+    start = time.perf_counter()
+    code = cli(["reproduce", "agarwal-collins-fig1", "--data", str(shared_data / OHSUMED),
+                "--folds", "1", "--C", "10", "--eta0", "1e-3", "1e-2", "--T", "100", "250",
+                "--ranksvm-C", "1e-4", "--max-train-queries", "20", "--out",
+                str(tmp_path / "out"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and time.perf_counter() - start < 30
+    for label in ("RankMM-1", "RankMM-2", "RankMM-3", "RankSVM"):
+        assert 0.2 < doc["methods"][label]["mean"]["map"] < 0.7
+    for label in ("RankMM-1", "RankMM-2", "RankMM-3"):
+        fold = doc["certified"][label]["folds"][0]
+        assert fold["error"] is None and fold["relative_gap"] <= 1e-6
