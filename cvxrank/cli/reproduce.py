@@ -332,9 +332,9 @@ def _register_rankmm_convergence(experiments: argparse._SubParsersAction) -> Non
     conv.add_argument("--steps", type=positive_int, default=rc.DEFAULT_STEPS, metavar="T",
                       help=f"stochastic steps per run (default {rc.DEFAULT_STEPS:,}); apg "
                       "runs as many passes over the data")
-    conv.add_argument("--step-scale", type=positive_float, default=1.0, dest="step_scale",
-                      help="multiple of each stochastic solver's default step size eta0 "
-                      "(default 1)")
+    conv.add_argument("--step-scale", type=positive_float, default=None, dest="step_scale",
+                      help="multiple of the theory's worst-case step eta0 for the stochastic "
+                      "solvers (default: their own default, the pilot's choice)")
     conv.add_argument("--out", metavar="OUTDIR", default=CONVERGENCE_OUT,
                       help=f"where to write the figures and CSVs (default {CONVERGENCE_OUT}, "
                       "relative to the current directory)")

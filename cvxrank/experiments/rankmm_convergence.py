@@ -21,8 +21,11 @@ loss            dual set             series
 ==============  ===================  ==================================================
 
 ``apg`` (accelerated projected gradient on the same dual, :math:`O(1/k^2)`) is the
-deterministic baseline. Every stochastic run takes ``steps`` steps at the solver's default
-step size times ``step_scale`` (:func:`cvxrank.solvers.rankmm.default_eta0`), and ``apg``
+deterministic baseline. Every stochastic run takes ``steps`` steps at one step size per dual:
+by default the solvers' own default, the pilot of :func:`cvxrank.solvers.rankmm.pilot_eta0`
+(run once per dual with the first seed, before the timed runs, so that the factored and
+plain EG steps and the two projections share it), or ``step_scale`` times the theory's
+worst-case step (:func:`cvxrank.solvers.rankmm.default_eta0`); ``apg``
 runs as many passes over the data: a stochastic step touches one of the B queries with
 pairs, an ``apg`` iteration all of them, so the iteration axis of the figures is in passes
 (steps / B for the stochastic solvers). Each formulation's per-query blocks and Lipschitz
@@ -61,6 +64,7 @@ from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.rankmm import (
     default_eta0,
+    pilot_eta0,
     query_blocks,
     solve_seg,
     solve_seg_pairs,
@@ -243,7 +247,7 @@ class ConvergenceResult:
     C: float
     seeds: tuple[int, ...]
     steps: int
-    step_scale: float
+    step_scale: float | None
     n_documents: int
     n_queries: int
     n_features: int
@@ -305,7 +309,7 @@ def run_convergence(
     C: float = DEFAULT_C,
     seeds: int | Sequence[int] = DEFAULT_SEEDS,
     steps: int = DEFAULT_STEPS,
-    step_scale: float = 1.0,
+    step_scale: float | None = None,
     losses: Sequence[str] = RANKMM_LOSSES,
     reference_solver: str = "CLARABEL",
     source: str = "",
@@ -324,9 +328,10 @@ def run_convergence(
     steps : int
         Stochastic steps T per run (``tol = 0``: every run takes all of them); ``apg`` runs
         ``ceil(T / B)`` iterations, the same number of passes.
-    step_scale : float
-        Multiple of :func:`~cvxrank.solvers.rankmm.default_eta0` for the stochastic
-        solvers.
+    step_scale : float or None
+        None: the stochastic solvers' default step (:func:`~cvxrank.solvers.rankmm.
+        pilot_eta0`, once per dual); else this multiple of
+        :func:`~cvxrank.solvers.rankmm.default_eta0`.
     losses : sequence of str
         Which duals to run.
     reference_solver : str
@@ -353,7 +358,7 @@ def run_convergence(
         raise ValueError("at least one seed is needed")
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
-    if not (math.isfinite(step_scale) and step_scale > 0):
+    if step_scale is not None and not (math.isfinite(step_scale) and step_scale > 0):
         raise ValueError(f"step_scale must be finite and > 0, got {step_scale}")
     unknown = sorted(set(losses) - set(RANKMM_LOSSES))
     if unknown:
@@ -369,7 +374,12 @@ def run_convergence(
         if loss == "max_average":
             blocks.l1inf_layouts(f)
         f.dual_lipschitz()
-        eta = default_eta0(f) * step_scale
+        if step_scale is not None:
+            eta = default_eta0(f) * step_scale
+        elif loss == "max":
+            eta = pilot_eta0(f, solve_seg, "eg", max_iter=steps, seed=seed_list[0])
+        else:
+            eta = pilot_eta0(f, solve_sgp, "sgp", max_iter=steps, seed=seed_list[0])
         dual = DualRun(loss, f, ref, blocks.n_blocks)
         say(f"rankmm-{loss}: {f.n_pairs:,} pairs, {blocks.n_blocks} queries with pairs, "
             f"p* = {ref.p_star:.10g}")
@@ -397,7 +407,8 @@ def run_convergence(
         duals[loss] = dual
     return ConvergenceResult(
         source=source or "data", C=float(C), seeds=seed_list, steps=int(steps),
-        step_scale=float(step_scale), n_documents=data.n_documents, n_queries=data.n_queries,
+        step_scale=None if step_scale is None else float(step_scale),
+        n_documents=data.n_documents, n_queries=data.n_queries,
         n_features=data.n_features, duals=duals)
 
 
@@ -496,8 +507,9 @@ def summary_markdown(result: ConvergenceResult) -> str:
     lines = [
         f"RankMM convergence on {result.source}: {result.n_queries} queries, "
         f"{result.n_documents:,} documents, {result.n_features} features; C = {result.C:g}, "
-        f"{result.steps:,} steps x {len(result.seeds)} seeds (step scale "
-        f"{result.step_scale:g})",
+        f"{result.steps:,} steps x {len(result.seeds)} seeds (step: "
+        + ("the pilot's" if result.step_scale is None
+           else f"{result.step_scale:g} x the worst-case step") + ")",
         "",
         "| dual | series | eta0 | rel. primal gap | rel. dual gap | time [s] | proven | "
         "fitted exponent |",
