@@ -407,7 +407,7 @@ class OrdinalSVMRanker(LinearRanker):
         return grades_from_scores(self.predict(X), self.thresholds_, self.classes_)
 
 
-class RankMMRanker(LinearRanker):
+class RankMMRanker(RankSVMRanker):
     r"""RankMM-1/2/3 (Agarwal & Collins 2010): query-level losses of the relevance-weighted hinge.
 
     For m training queries (every query of the data, with preference pairs or not), the
@@ -448,9 +448,10 @@ class RankMMRanker(LinearRanker):
         RankMM-1, RankMM-2 or RankMM-3.
     solver : str, default "auto"
         A CVXPY solver name (``clarabel``, ...: the certified reference) or a hand-written
-        solver registered for the loss (:mod:`cvxrank.registry`: ``apg`` on each dual, the
-        paper's stochastic ``sgp`` on the box and :math:`\ell_{1,\infty}` duals, ``seg``
-        on the simplex dual, ...); ``auto`` picks the first of the ``rankmm`` row of
+        solver registered for the loss (:mod:`cvxrank.registry`: ``cutting-plane`` on each
+        loss, ``apg`` on the box dual, the paper's stochastic ``sgp`` on the box and
+        :math:`\ell_{1,\infty}` duals, ``seg`` and ``seg-pairs`` on the simplex dual);
+        ``auto`` picks the first of the ``rankmm`` row of
         :data:`cvxrank.methods.METHODS` that is registered and applies
         (:func:`cvxrank.fitting.default_solver`), else the CVXPY reference.
     tol : float, optional
@@ -486,12 +487,8 @@ class RankMMRanker(LinearRanker):
         max_iter: int | None = None,
         max_pairs: int = DEFAULT_MAX_PAIRS,
     ) -> None:
-        self.C = C
-        self.loss = loss
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.max_pairs = max_pairs
+        super().__init__(C=C, loss=loss, solver=solver, tol=tol, max_iter=max_iter,
+                         max_pairs=max_pairs)
 
     def _formulation(self, data: RankingData) -> Formulation:
         return RankMM(data, C=self.C, loss=self.loss,  # type: ignore[arg-type]
