@@ -48,14 +48,15 @@ References
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank import tolerances
 from cvxrank.capabilities import solver
 from cvxrank.errors import SolverError
+from cvxrank.solvers.rankmm import query_blocks
 from cvxrank.trace import Callback, Run, TraceRecorder
 
 #: A piece enters the working set when it exceeds the master's slack by more than this
@@ -87,15 +88,14 @@ class WorkingSet:
         self.support.extend(support)
         self.idle = np.r_[self.idle, np.zeros(offset.size, dtype=np.int64)]
 
-    def prune(self, multiplier: np.ndarray, after: int) -> np.ndarray:
-        """Drop the pieces idle (zero multiplier) for ``after`` solves; the kept mask."""
+    def prune(self, multiplier: np.ndarray, after: int) -> None:
+        """Drop the pieces idle (zero multiplier) for ``after`` consecutive solves."""
         self.idle = np.where(multiplier > 0, 0, self.idle + 1)
         keep = self.idle < after
         if not keep.all():
             self.offset, self.gradient = self.offset[keep], self.gradient[keep]
             self.block, self.idle = self.block[keep], self.idle[keep]
             self.support = [s for s, k in zip(self.support, keep, strict=True) if k]
-        return keep
 
 
 def solve_master(working: WorkingSet, n_blocks: int, kappa: float,
@@ -128,12 +128,12 @@ def solve_master(working: WorkingSet, n_blocks: int, kappa: float,
     return np.asarray(w.value, dtype=np.float64), lam * shrink[working.block]
 
 
-def dual_bound(working: WorkingSet, lam: np.ndarray) -> tuple[float, np.ndarray]:
-    r""":math:`D(\lambda) = \sum_t \lambda_t c_t - \tfrac12\|\sum_t \lambda_t g_t\|^2` and
-    its maximizer in w, :math:`w(\lambda) = \sum_t \lambda_t g_t` (cuts
+def dual_bound(working: WorkingSet, lam: np.ndarray) -> float:
+    r""":math:`D(\lambda) = \sum_t \lambda_t c_t - \tfrac12\|\sum_t \lambda_t g_t\|^2`
+    (the Lagrangian minimized at :math:`w = \sum_t \lambda_t g_t`; cuts
     :math:`c_t - g_t^\top w`)."""
     w = working.gradient.T @ lam
-    return float(lam @ working.offset - 0.5 * (w @ w)), w
+    return float(lam @ working.offset - 0.5 * (w @ w))
 
 
 def iteration_bound(formulation: Any, tol: float = tolerances.FAST_SOLVER_GAP) -> int:
@@ -146,7 +146,8 @@ def iteration_bound(formulation: Any, tol: float = tolerances.FAST_SOLVER_GAP) -
     largest loss and R the largest norm of a piece's gradient. Here n = B blocks,
     :math:`C' = \kappa B`, :math:`\Delta = \max_i L_i(0)` (a piece's offset is at most
     :math:`L_i(0)`), :math:`R = \max_i 2\max_{j \in i}\|x_j - \bar x_i\| \ge
-    \|x_j - x_k\|` (a piece's pair weights sum to at most 1), and, since
+    \|x_j - x_k\|` (a piece's pair weights sum to at most 1;
+    :meth:`~cvxrank.solvers.rankmm.QueryBlocks.max_squared_diameter` gives :math:`R^2`), and, since
     :math:`\epsilon`-violation leaves a gap of at most :math:`\kappa B \epsilon`,
     :math:`\epsilon = \mathrm{tol}\, P(0) / (\kappa B)`. :math:`P(0) \ge p^*` makes the
     bound smaller than the proven one at the relative gap ``tol`` (a stricter check).
@@ -155,18 +156,10 @@ def iteration_bound(formulation: Any, tol: float = tolerances.FAST_SOLVER_GAP) -
     kappa = float(f.C) / f.m
     n_blocks = int(f.queries_with_pairs.size)
     zero = np.zeros(f.data.n_features)
-    losses = f.query_losses(zero)
-    delta = float(losses.max())
-    X = f.data.X
-    query = f.data.query_index
-    counts = np.bincount(query, minlength=f.m).astype(np.float64)
-    sums = np.asarray(sp.csr_matrix((np.ones(query.size), (query, np.arange(query.size))),
-                                    shape=(f.m, query.size)) @ X)
-    centred = X - sums[query] / counts[query, None]
-    centred = np.asarray(centred.toarray() if sp.issparse(centred) else centred)
-    R = 2.0 * float(np.sqrt(np.max(np.einsum("ij,ij->i", centred, centred))))
+    delta = float(f.query_losses(zero).max())
+    R_sq = query_blocks(f).max_squared_diameter()
     eps = tol * f.primal_value(zero) / (kappa * n_blocks)
-    bound = max(2 * n_blocks * delta / eps, 8 * kappa * n_blocks * delta * R * R / eps ** 2)
+    bound = max(2 * n_blocks * delta / eps, 8 * kappa * n_blocks * delta * R_sq / eps ** 2)
     return int(min(math.ceil(bound), 2 ** 62))
 
 
@@ -218,8 +211,6 @@ def solve_cutting_plane(
     ----------
     .. [1] Q. V. Le and A. J. Smola, Alg. 2; T. Joachims, KDD 2006.
     """
-    import time
-
     del seed
     if prune_after < 1:
         raise ValueError(f"prune_after must be >= 1, got {prune_after}")
@@ -267,7 +258,7 @@ def solve_cutting_plane(
         master_time += time.perf_counter() - started
         xi = np.zeros(n_blocks)
         np.maximum.at(xi, working.block, working.offset - working.gradient @ w)
-        d, _ = dual_bound(working, lam)
+        d = dual_bound(working, lam)
         if d > best_d:
             best_d, best_lam, best_support = d, lam, list(working.support)
         working.prune(lam, prune_after)
