@@ -398,6 +398,11 @@ class _GroupSums(ConvexSet):
         self._count = np.bincount(self.group, minlength=self.n_groups)
         # position of each group's first coordinate once sorted by group
         self._start = np.r_[0, np.cumsum(self._count)[:-1]]
+        # groups that are the rows of a matrix (contiguous, equal sizes: one group of K
+        # coefficients per pair) are projected row by row, without the global sort
+        width = self.size // self.n_groups
+        self._rows = bool(self.size == width * self.n_groups
+                          and np.array_equal(self.group, np.arange(self.size) // width))
 
     @property
     def size(self) -> int:
@@ -412,8 +417,9 @@ class _GroupSums(ConvexSet):
         """Per group, the sum of the coordinates of ``v`` (length G)."""
         return np.bincount(self.group, weights=v, minlength=self.n_groups)
 
-    def _project_on_sums(self, v: np.ndarray) -> np.ndarray:
-        r"""Projection onto :math:`\{z \ge 0, \sum_{k \in g} z_k = s r_g\}` for every group.
+    def _project_on_sums(self, v: np.ndarray, r: np.ndarray | None = None) -> np.ndarray:
+        r"""Projection onto :math:`\{z \ge 0, \sum_{k \in g} z_k = s r_g\}` for every group
+        (or onto sums ``r``, one per group, when given).
 
         :math:`z = \max(v - \theta_g, 0)` with the threshold :math:`\theta_g` of each group
         (Held, Wolfe & Crowder 1974; Duchi et al. 2008, Fig. 1): with the group's values
@@ -425,7 +431,10 @@ class _GroupSums(ConvexSet):
         locate :math:`\rho`, and :math:`\theta` is summed afresh over each group's kept
         coordinates. :math:`O(m \log m)`.
         """
-        group, n_groups, r = self.group, self.n_groups, self._totals()
+        group, n_groups = self.group, self.n_groups
+        r = self._totals() if r is None else r
+        if self._rows:
+            return _project_rows_on_sums(v.reshape(n_groups, -1), r).ravel()
         centre = self.sums(v) / self._count
         x = v - centre[group]
         order = np.lexsort((-x, group))  # by group, then decreasing value
@@ -440,6 +449,20 @@ class _GroupSums(ConvexSet):
         top = xs[self._start]  # each group's largest value: theta for r = 0
         theta = np.where(rho > 0, (kept_sum - r) / np.maximum(rho, 1.0), top)
         return np.maximum(x - theta[group], 0.0)
+
+
+def _project_rows_on_sums(V: np.ndarray, r: np.ndarray) -> np.ndarray:
+    r""":meth:`_GroupSums._project_on_sums` for groups that are the rows of ``V`` (each row
+    onto :math:`\{z \ge 0, \sum z = r_i\}`), with one sort along the rows."""
+    X = V - V.mean(axis=1, keepdims=True)
+    xs = -np.sort(-X, axis=1)
+    rank = np.arange(1, X.shape[1] + 1)
+    kept = rank * xs - np.cumsum(xs, axis=1) + r[:, None] > 0
+    rho = np.where(r > 0, kept.sum(axis=1), 0)
+    take = rank[None, :] <= rho[:, None]
+    kept_sum = np.where(take, xs, 0.0).sum(axis=1)
+    theta = np.where(rho > 0, (kept_sum - r) / np.maximum(rho, 1), xs[:, 0])
+    return np.maximum(X - theta[:, None], 0.0)
 
 
 class Simplex(_GroupSums):
@@ -510,6 +533,70 @@ class CappedSimplex(_GroupSums):
         """``[x >= 0, S x <= s r]`` with the G x m group indicator S."""
         return [x >= 0, _indicator(self.group, self.n_groups) @ x
                 <= _bound(self.total, self.scale)]
+
+
+class SumBand(_GroupSums):
+    r"""Nonnegative coordinates whose sum per group lies in a band.
+
+    .. math::
+
+        \{z \ge 0 : s\,l_g \le \sum_{k \in g} z_k \le s\,r_g\},
+
+    Tran & Pham's coefficient constraint (8), :math:`\lambda_l \le \|w\|_1 \le \lambda_u`
+    with :math:`w \ge 0`, one group per ordered pair. ``lower = total`` is the
+    :class:`Simplex` (their approximate form (18), :math:`\|w\|_1 = 1`), ``lower = 0`` the
+    :class:`CappedSimplex`.
+
+    Parameters
+    ----------
+    group : int array of shape (m,)
+        Group of each coordinate, as in :class:`Simplex`.
+    lower, total : float or array of shape (G,)
+        :math:`0 \le l_g \le r_g`, finite, before scaling.
+    scale : float or Scale
+        :math:`s > 0`, multiplying both bounds.
+    """
+
+    def __init__(self, group: np.ndarray, lower: float | np.ndarray = 1.0,
+                 total: float | np.ndarray = 1.0, *, scale: float | Scale = 1.0) -> None:
+        super().__init__(group, total, scale=scale)
+        lower = np.asarray(lower, dtype=np.float64)
+        if lower.ndim > 1 or (lower.ndim == 1 and lower.size != self.n_groups):
+            raise ValueError(f"lower must be a scalar or have one value per group "
+                             f"({self.n_groups}), got shape {lower.shape}")
+        if not np.all(np.isfinite(lower) & (lower >= 0) & (lower <= np.asarray(self.total))):
+            raise ValueError("every lower bound must be finite and in [0, total]")
+        self.lower = float(lower) if lower.ndim == 0 else lower
+
+    def _lowers(self) -> np.ndarray:
+        """The scaled lower bounds :math:`s l_g` (length G)."""
+        return np.broadcast_to(float(self.scale) * np.asarray(self.lower), (self.n_groups,))
+
+    def project(self, v: np.ndarray) -> np.ndarray:
+        """``max(v, 0)`` in the groups whose sum is inside the band, else the projection onto
+        the simplex of the violated bound (the sum constraint's multiplier has the sign of
+        the violation; ``v`` finite)."""
+        v = _vector(v, self.size, finite=True)
+        clipped = np.maximum(v, 0.0)
+        sums, low, high = self.sums(clipped), self._lowers(), self._totals()
+        outside = (sums > high) | (sums < low)
+        if not outside.any():
+            return clipped
+        target = np.where(sums > high, high, low)
+        return np.where(outside[self.group], self._project_on_sums(v, target), clipped)
+
+    def violation(self, v: np.ndarray) -> float:
+        """``max(0, max(-v), max_g (sum_g v - s r_g), max_g (s l_g - sum_g v))``."""
+        v = np.asarray(v, dtype=np.float64)
+        sums = self.sums(v)
+        return max(0.0, float(np.max(-v, initial=0.0)),
+                   float((sums - self._totals()).max()), float((self._lowers() - sums).max()))
+
+    def constraints(self, x: cp.Expression) -> list[cp.Constraint]:
+        """``[x >= 0, S x <= s r, S x >= s l]`` with the G x m group indicator S."""
+        S = _indicator(self.group, self.n_groups)
+        return [x >= 0, S @ x <= _bound(self.total, self.scale),
+                S @ x >= _bound(self.lower, self.scale)]
 
 
 def _indicator(group: np.ndarray, n_groups: int) -> sp.csr_matrix:

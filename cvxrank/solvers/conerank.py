@@ -1,0 +1,593 @@
+r"""ConeRank's solvers (Tran & Pham Sect. 4): the two blocks, their alternation, prediction.
+
+Blocks (:mod:`cvxrank.formulations.conerank`), vectorized over all pairs:
+
+* :func:`fold_in`: every pair's coefficients for a fixed basis. ``"pg"`` is accelerated
+  projected gradient with the exact projection onto the band (8) / simplex (18) and
+  adaptive restart (O'Donoghue & Candes 2015); ``"eg"`` the exact exponentiated step
+  (Sect. 4.2, Kivinen & Warmuth) with a backtracked step per pair. Both stop on the
+  certified Frank-Wolfe gap. ``"sg-paper"`` (Alg. 1 steps 1a-1c: gradient step, clip,
+  normalize) and ``"eg-paper"`` (Sect. 4.2's linearized multiplicative step) are the paper's
+  fixed-step updates; clip-and-normalize is not the Euclidean projection, so their fixed
+  points are not the block's optimum in general (their gap is measured, not assumed).
+* :func:`update_basis`: the basis for fixed coefficients. ``"pg"`` is accelerated projected
+  gradient on :math:`\mathrm{tr}(UGU^\top) - 2\,\mathrm{tr}(U^\top B)` with each column
+  clipped to its ball, :math:`O(NK^2)` per step after an :math:`O(pNK)` set-up; ``"paper"``
+  is Alg. 1 step 2: one gradient step of size :math:`\mu` per basis vector, in turn, then
+  rescaled to norm c if longer.
+
+Alternations, recording the objective (18) after every half-step:
+
+* :func:`solve_alternation` (registered as ``conerank/sg`` and ``conerank/eg``): Alg. 1 with
+  each block solved to a certified gap, warm-started, and a half-step kept only if it does
+  not increase the objective, so the recorded objective never increases (block-coordinate
+  descent; the joint problem is not convex, so the limit depends on the start);
+* :func:`solve_stochastic` (Sect. 4.1): one query at a time, its pairs folded in with the
+  paper's step, then one basis step on that query's loss (3), for a number of passes;
+* :func:`reference_alternation`: the same block-coordinate descent with every block solved
+  by CVXPY and certified (:func:`cvxrank.reference.solve_reference`).
+
+Prediction (Alg. 2): :func:`vote_scores` folds every test pair in without constraints (least
+squares) and counts votes, :math:`O(n_q^2 (N + K))` per query; :func:`linear_direction` gives
+the equivalent linear scorer (see its docstring).
+
+References
+----------
+.. [1] T. T. Tran and D.-S. Pham, "ConeRANK", Alg. 1 and 2, Sects. 4.1-4.3.
+.. [2] J. Kivinen and M. Warmuth, Inform. Comput. 132(1), 1997 (EG).
+.. [3] B. O'Donoghue and E. Candes, Found. Comput. Math. 15, 2015 (adaptive restart).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from cvxrank import tolerances
+from cvxrank.capabilities import solver
+from cvxrank.formulations.conerank import (
+    BasisUpdate,
+    ConePairs,
+    ConeRank,
+    FoldingIn,
+    coefficient_set,
+    objective,
+)
+from cvxrank.trace import Callback, Run, TraceRecorder
+
+FoldInMethod = Literal["pg", "eg", "sg-paper", "eg-paper"]
+BasisMethod = Literal["pg", "paper"]
+
+#: The paper's learning rates (Sect. 6.1): SG and EG.
+PAPER_MU = {"sg": 0.001, "eg": 0.005}
+
+#: Relative certified gap each block is solved to inside :func:`solve_alternation`, by the
+#: accelerated projected gradient and by EG. EG is not accelerated: on a face where U's
+#: columns are nearly parallel its certified gap falls slowly (about 1e-6 after 10^3 steps
+#: on the tests' instances, while its objective is within 1e-8 of CVXPY's), so it stops at
+#: 1e-6 or after :data:`INNER_MAX_ITER` steps.
+INNER_GAP = {"sg": 1e-10, "eg": 1e-6}
+
+#: Most steps of one block solve inside :func:`solve_alternation`, per folding-in variant
+#: (the basis update always uses the "sg" row: projected gradient).
+INNER_MAX_ITER = {"sg": 5_000, "eg": 300}
+
+
+@dataclass
+class BlockResult:
+    """The outcome of one block solve.
+
+    Attributes
+    ----------
+    X : ndarray
+        The block's final point (W of shape (p, K) or U of shape (N, K)).
+    value : float
+        Block objective at ``X``.
+    gap : float
+        Certified Frank-Wolfe gap at ``X`` (value minus a lower bound on the optimum).
+    n_iter : int
+        Iterations run.
+    converged : bool
+        Whether ``gap <= tol * value`` was met.
+    """
+
+    X: np.ndarray
+    value: float
+    gap: float
+    n_iter: int
+    converged: bool
+
+
+class _FoldInProblem:
+    r"""Per-pair quantities of the folding-in at basis U: :math:`M = U^\top U`, :math:`b_j =
+    U^\top z_j`, so that pair j's loss is :math:`a_j(\|z_j\|^2 - 2 b_j^\top w + w^\top M w)`
+    (:math:`O(pK^2)` per evaluation after the :math:`O(pNK)` set-up)."""
+
+    def __init__(self, pairs: ConePairs, U: np.ndarray, band: tuple[float, float],
+                 rows: slice | None = None) -> None:
+        rows = slice(None) if rows is None else rows
+        self.Z = pairs.Z[rows]
+        self.a = pairs.weight[rows]
+        self.phi = pairs.phi[rows]
+        self.M = U.T @ U
+        self.B = self.Z @ U
+        self.zz = np.einsum("ij,ij->i", self.Z, self.Z)
+        self.band = band
+        self.set = coefficient_set(self.Z.shape[0], U.shape[1], *band)
+        self.L = max(float(np.linalg.eigvalsh(self.M)[-1]), np.finfo(float).tiny)
+
+    def losses(self, W: np.ndarray) -> np.ndarray:
+        """Unweighted pair losses :math:`\\|z_j - U w_j\\|^2`."""
+        return self.zz + np.einsum("ij,ij->i", W @ self.M - 2.0 * self.B, W)
+
+    def value(self, W: np.ndarray) -> float:
+        return float(self.a @ self.losses(W))
+
+    def direction(self, W: np.ndarray) -> np.ndarray:
+        """:math:`M w_j - b_j`: the gradient of pair j's loss divided by :math:`2 a_j`."""
+        return W @ self.M - self.B
+
+    def gaps(self, W: np.ndarray, D: np.ndarray | None = None) -> np.ndarray:
+        """Each pair's Frank-Wolfe gap (weighted): :math:`\\langle g_j, w_j\\rangle -
+        \\min_{v} \\langle g_j, v\\rangle` over the band's vertices."""
+        g = 2.0 * self.a[:, None] * (self.direction(W) if D is None else D)
+        low = g.min(axis=1)
+        lo, hi = self.band
+        return np.einsum("ij,ij->i", g, W) - np.minimum(lo * low, hi * low)
+
+    def project(self, W: np.ndarray) -> np.ndarray:
+        return self.set.project(W.ravel()).reshape(W.shape)
+
+
+def _fold_in_pg(prob: _FoldInProblem, W: np.ndarray, tol: float, max_iter: int,
+                ) -> tuple[np.ndarray, int]:
+    """FISTA per pair (one common step 1/L on the direction, since the a_j cancel) with
+    gradient restart; checks the total certified gap every few steps."""
+    Y, t = W.copy(), np.ones(W.shape[0])
+    for k in range(1, max_iter + 1):
+        W_new = prob.project(Y - prob.direction(Y) / prob.L)
+        restart = np.einsum("ij,ij->i", Y - W_new, W_new - W) > 0
+        t_new = np.where(restart, 1.0, 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t)))
+        beta = np.where(restart, 0.0, (t - 1.0) / t_new)
+        Y = W_new + beta[:, None] * (W_new - W)
+        W, t = W_new, t_new
+        if k % 10 == 0 and prob.gaps(W).sum() <= tol * max(prob.value(W), 0.0):
+            return W, k
+    return W, max_iter
+
+
+def _fold_in_eg(prob: _FoldInProblem, W: np.ndarray, tol: float, max_iter: int,
+                ) -> tuple[np.ndarray, int]:
+    r"""Exact exponentiated gradient on each pair's (scaled) simplex, :math:`w \leftarrow
+    s\, w e^{-\eta d} / \sum w e^{-\eta d}`, with a step per pair grown by 2 after an
+    accepted step and halved until the descent lemma of the entropy holds
+    (:math:`f(w^+) \le f(w) + \langle\nabla f, w^+ - w\rangle + \mathrm{KL}(w^+\|w)/\eta`)."""
+    lo, hi = prob.band
+    if lo != hi:
+        raise ValueError("the exponentiated step keeps ||w||_1 fixed: it needs lambda_l == "
+                         f"lambda_u (the simplex of (18)), got {lo} and {hi}")
+    s = lo
+    W = np.maximum(W, 1e-300)
+    W *= s / W.sum(axis=1, keepdims=True)
+    eta = np.full(W.shape[0], 1.0 / (2.0 * prob.L * s))
+    f = prob.losses(W)
+    for k in range(1, max_iter + 1):
+        D = prob.direction(W)
+        g = 2.0 * D  # gradient of the unweighted pair loss
+        for _ in range(60):
+            E = -eta[:, None] * g
+            E -= E.max(axis=1, keepdims=True)
+            W_new = W * np.exp(E)
+            W_new *= s / W_new.sum(axis=1, keepdims=True)
+            W_new = np.maximum(W_new, 1e-300)
+            f_new = prob.losses(W_new)
+            kl = np.einsum("ij,ij->i", W_new, np.log(W_new / W)) / s
+            ok = f_new <= f + np.einsum("ij,ij->i", g, W_new - W) + kl / eta + 1e-12 * (
+                1.0 + np.abs(f))
+            if ok.all():
+                break
+            eta = np.where(ok, eta, 0.5 * eta)
+        W, f = W_new, f_new
+        eta = 2.0 * eta
+        if k % 10 == 0 and prob.gaps(W).sum() <= tol * max(prob.value(W), 0.0):
+            return W, k
+    return W, max_iter
+
+
+def _fold_in_paper(prob: _FoldInProblem, W: np.ndarray, variant: str, mu: float,
+                   tol: float, max_iter: int) -> tuple[np.ndarray, int]:
+    r"""The paper's fixed-step folding-in on each pair's loss :math:`\phi_j \|z_j - U
+    w_j\|^2`, until no coefficient moves by more than ``tol`` (or ``max_iter`` steps).
+
+    ``"sg-paper"``: Alg. 1 steps 1a-1c, :math:`w \leftarrow \max(w - \mu g, 0)`, then
+    :math:`w \leftarrow w / \|w\|_1` (a row clipped to 0 is reset to uniform).
+    ``"eg-paper"``: Sect. 4.2's linearized step :math:`w_k \leftarrow w_k (1 - \mu (g_k -
+    w^\top g))`, which keeps :math:`\sum_k w_k` (clipped at 0 if :math:`\mu` is too large).
+    """
+    K = W.shape[1]
+    for k in range(1, max_iter + 1):
+        g = 2.0 * prob.phi[:, None] * prob.direction(W)
+        if variant == "sg-paper":
+            V = np.maximum(W - mu * g, 0.0)
+            total = V.sum(axis=1, keepdims=True)
+            W_new = np.where(total > 0, V / np.where(total > 0, total, 1.0), 1.0 / K)
+        else:
+            W_new = np.maximum(W * (1.0 - mu * (g - np.einsum("ij,ij->i", W, g)[:, None])),
+                               0.0)
+            W_new /= W_new.sum(axis=1, keepdims=True)
+        moved = float(np.abs(W_new - W).max())
+        W = W_new
+        if moved <= tol:
+            return W, k
+    return W, max_iter
+
+
+def fold_in(pairs: ConePairs, U: np.ndarray, W0: np.ndarray, *,
+            band: tuple[float, float] = (1.0, 1.0), method: FoldInMethod = "pg",
+            tol: float = INNER_GAP["sg"], max_iter: int = 20_000, mu: float | None = None,
+            rows: slice | None = None) -> BlockResult:
+    r"""Solve (or, for the paper's steps, iterate) the folding-in block at basis ``U``.
+
+    Parameters
+    ----------
+    pairs : ConePairs
+    U : ndarray of shape (N, K)
+    W0 : ndarray of shape (p, K) (or the rows of ``rows``)
+        Start (need not be feasible: it is projected first for ``"pg"``).
+    band : (float, float)
+        :math:`(\lambda_l, \lambda_u)`; ``"eg"`` and the paper's steps need (1, 1).
+    method : {"pg", "eg", "sg-paper", "eg-paper"}
+        See the module docstring.
+    tol : float
+        ``"pg"``, ``"eg"``: relative certified gap; paper steps: largest coefficient change.
+    max_iter : int
+    mu : float or None
+        The paper's step (default :data:`PAPER_MU`).
+    rows : slice or None
+        Only these pairs (one query's, for :func:`solve_stochastic`).
+
+    Returns
+    -------
+    BlockResult
+        ``X`` is W; ``gap`` the certified gap of the block restricted to ``rows``.
+    """
+    prob = _FoldInProblem(pairs, U, band, rows)
+    W = np.array(W0, dtype=np.float64)
+    if method == "pg":
+        W, n = _fold_in_pg(prob, prob.project(W), tol, max_iter)
+    elif method == "eg":
+        W, n = _fold_in_eg(prob, W, tol, max_iter)
+    elif method in ("sg-paper", "eg-paper"):
+        if band != (1.0, 1.0):
+            raise ValueError(f"the paper's steps are for (18), ||w||_1 = 1; got band {band}")
+        step = PAPER_MU[method[:2]] if mu is None else float(mu)
+        W, n = _fold_in_paper(prob, W, method, step, tol, max_iter)
+    else:
+        raise ValueError(f"unknown folding-in method {method!r}; use pg, eg, sg-paper or "
+                         "eg-paper")
+    value, gap = prob.value(W), float(prob.gaps(W).sum())
+    certified = method in ("pg", "eg")
+    return BlockResult(X=W, value=value, gap=gap, n_iter=n,
+                       converged=(not certified and n < max_iter)
+                       or (certified and gap <= tol * max(value, 0.0)))
+
+
+def update_basis(block: BasisUpdate, U0: np.ndarray, *, method: BasisMethod = "pg",
+                 tol: float = INNER_GAP["sg"], max_iter: int = 20_000,
+                 mu: float | None = None) -> BlockResult:
+    r"""Solve (``"pg"``) or step (``"paper"``) the basis-update block.
+
+    ``"pg"``: FISTA with gradient restart on :math:`U`, step :math:`1/(2\lambda_{\max}(G))`,
+    each column projected onto its ball, until the certified gap
+    (:meth:`BasisUpdate.frank_wolfe_gap`) is at most ``tol`` times the value.
+    ``"paper"``: Alg. 1 step 2, once: for k = 1..K, :math:`u_k \leftarrow u_k - \mu
+    \partial/\partial u_k`, rescaled to norm c if longer (``mu`` default 0.001).
+    """
+    U = block.project(np.array(U0, dtype=np.float64))
+    if method == "paper":
+        step = PAPER_MU["sg"] if mu is None else float(mu)
+        for k in range(U.shape[1]):
+            U[:, k] -= step * block.gradient(U)[:, k]
+            U[:, k] = block.ball.project(U[:, k])
+        value, gap = block.value(U), block.frank_wolfe_gap(U)
+        return BlockResult(X=U, value=value, gap=gap, n_iter=1, converged=True)
+    if method != "pg":
+        raise ValueError(f"unknown basis method {method!r}; use pg or paper")
+    L = 2.0 * max(float(np.linalg.eigvalsh(block.G)[-1]), np.finfo(float).tiny)
+    Y, t, n = U.copy(), 1.0, max_iter
+    for k in range(1, max_iter + 1):
+        U_new = block.project(Y - block.gradient(Y) / L)
+        if np.sum((Y - U_new) * (U_new - U)) > 0:
+            t_new, beta = 1.0, 0.0
+        else:
+            t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+            beta = (t - 1.0) / t_new
+        Y = U_new + beta * (U_new - U)
+        U, t = U_new, t_new
+        if block.frank_wolfe_gap(U) <= tol * max(block.value(U), 0.0):
+            n = k
+            break
+    value, gap = block.value(U), block.frank_wolfe_gap(U)
+    return BlockResult(X=U, value=value, gap=gap, n_iter=n, converged=gap <= tol * max(value,
+                                                                                        0.0))
+
+
+def _block_solver(method: str, description: str):
+    """A registered solver running one block method on a FoldingIn or BasisUpdate."""
+
+    def solve(f: FoldingIn | BasisUpdate, *, tol: float = tolerances.FAST_SOLVER_GAP,
+              max_iter: int = 20_000, time_budget: float | None = None, seed: int | None = 0,
+              callback: Callback | None = None, record_every: int = 10) -> Run:
+        rec = TraceRecorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget,
+                            callback=callback)
+        X = np.asarray(f.start(), dtype=np.float64)
+        shape = (f.pairs.n_pairs, f.K) if isinstance(f, FoldingIn) else (
+            f.pairs.n_features, f.K)
+        X = X.reshape(shape)
+        k = 0
+        while rec.record(k, w=X.ravel()):
+            if isinstance(f, FoldingIn):
+                res = fold_in(f.pairs, f.U, X, band=f.band, method=method,  # type: ignore[arg-type]
+                              tol=0.0, max_iter=record_every)
+            else:
+                res = update_basis(f, X, method="pg", tol=0.0, max_iter=record_every)
+            X, k = res.X, k + res.n_iter
+        return rec.result(X.ravel(), None, k, method)
+
+    solve.__doc__ = description
+    return solve
+
+
+solve_fold_in_pg = solver("pg", needs=("primal_certificate",))(_block_solver(
+    "pg", "Accelerated projected gradient on a ConeRank block (FoldingIn: exact projection "
+    "onto the band (8); BasisUpdate: column balls), stopping on the certified gap."))
+solve_fold_in_eg = solver("eg", needs=("primal_certificate",))(_block_solver(
+    "eg", "Exact exponentiated gradient on the FoldingIn block (Tran & Pham Sect. 4.2), "
+    "backtracked step per pair, stopping on the certified gap."))
+
+
+def solve_alternation(
+    f: ConeRank,
+    *,
+    variant: Literal["sg", "eg"] = "sg",
+    tol: float = 1e-6,
+    max_iter: int = 200,
+    time_budget: float | None = None,
+    seed: int | None = 0,
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+    inner_tol: float | None = None,
+    callback: Callback | None = None,
+) -> Run:
+    r"""Alg. 1 with both blocks solved to a certified gap (block-coordinate descent).
+
+    Each outer iteration folds in every pair (``variant="sg"``: projected gradient,
+    ``"eg"``: exponentiated gradient, both certified to ``inner_tol``) and then updates the
+    basis (projected gradient, certified), both warm-started. A half-step is kept only if the
+    objective does not increase, so the recorded objective (after every half-step) never
+    increases. Stops when an outer iteration lowers the objective by at most ``tol``
+    (relative).
+
+    Parameters
+    ----------
+    f : ConeRank
+    variant : {"sg", "eg"}
+    tol : float
+        Relative decrease per outer iteration below which the run has converged.
+    max_iter : int
+        Outer iterations.
+    time_budget : float or None
+    seed : int or None
+        Seed of the random start (:meth:`ConeRank.random_start`) when ``start`` is None.
+    start : (U, W) or None
+    inner_tol : float or None
+        Relative certified gap of each block solve (default :data:`INNER_GAP` of the
+        variant; at most :data:`INNER_MAX_ITER` steps per block).
+    callback : callable, optional
+
+    Returns
+    -------
+    Run
+        ``w`` is the stacked ``(U, W)``; the trace records the objective after every
+        half-step (``extra``: ``half`` 0 after the folding-in, 1 after the basis update,
+        and ``block_gap``, the block's certified relative gap).
+    """
+    if variant not in ("sg", "eg"):
+        raise ValueError(f"variant must be 'sg' or 'eg', got {variant!r}")
+    rec = TraceRecorder(f, tol=0.0, max_iter=2 * max_iter + 1, time_budget=time_budget,
+                        callback=callback)
+    U, W = f.random_start(seed) if start is None else (np.array(start[0], dtype=float),
+                                                        np.array(start[1], dtype=float))
+    inner = INNER_GAP[variant] if inner_tol is None else float(inner_tol)
+    value = objective(f.pairs, U, W)
+    half, outer_start = 0, value
+    converged = False
+    while rec.record(half, w=f.join(U, W), values=(value, float("nan")), converged=converged,
+                     extra={"half": half % 2 if half else float("nan")}):
+        if half % 2 == 0:
+            res = fold_in(f.pairs, U, W, band=f.band, method="pg" if variant == "sg" else "eg",
+                          tol=inner, max_iter=INNER_MAX_ITER[variant])
+            if res.value <= value:
+                W, value = res.X, res.value
+        else:
+            res = update_basis(f.basis_update(W), U, tol=INNER_GAP["sg"],
+                               max_iter=INNER_MAX_ITER["sg"])
+            if res.value <= value:
+                U, value = res.X, res.value
+            converged = outer_start - value <= tol * max(abs(outer_start), np.finfo(float).tiny)
+            outer_start = value
+        half += 1
+    run = rec.result(f.join(U, W), None, half // 2, f"alternation-{variant}")
+    run.solver = variant
+    return run
+
+
+solve_alternation_sg = solver("sg", needs=("cone_blocks",))(solve_alternation)
+
+
+def _eg_alternation(f: ConeRank, **options) -> Run:
+    return solve_alternation(f, variant="eg", **options)
+
+
+solve_alternation_eg = solver("eg", needs=("cone_blocks",))(_eg_alternation)
+solve_alternation_eg.__doc__ = ("Alg. 1 with the exact exponentiated-gradient folding-in "
+                                "(see :func:`solve_alternation`, ``variant='eg'``).")
+
+
+def solve_stochastic(
+    f: ConeRank,
+    *,
+    variant: Literal["sg", "eg"] = "sg",
+    mu: float | None = None,
+    n_passes: int = 10,
+    inner_tol: float = 1e-6,
+    inner_max_iter: int = 200,
+    seed: int | None = 0,
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+    time_budget: float | None = None,
+    callback: Callback | None = None,
+) -> Run:
+    r"""Sect. 4.1's stochastic Alg. 1: one query at a time, with the paper's steps.
+
+    For each query, in a new random order each pass: fold its pairs in with the paper's
+    step (``"sg"``: clip and normalize; ``"eg"``: the linearized multiplicative step) until
+    no coefficient moves by more than ``inner_tol`` (at most ``inner_max_iter`` steps),
+    warm-started from the pairs' last coefficients; then one basis step of size ``mu`` per
+    basis vector on that query's loss (3), :math:`\frac{1}{n_q}\sum_j \phi_j \|z_j - U
+    w_j\|^2`, each vector rescaled to norm c if longer (Alg. 1 step 2).
+
+    Parameters
+    ----------
+    f : ConeRank
+    variant : {"sg", "eg"}
+    mu : float or None
+        The step of both blocks (default :data:`PAPER_MU`: 0.001 for SG, 0.005 for EG).
+    n_passes : int
+        Passes over the queries.
+    inner_tol, inner_max_iter
+        Stopping rule of each query's folding-in.
+    seed : int or None
+        Start (:meth:`ConeRank.random_start`) and query order.
+    start : (U, W) or None
+    time_budget : float or None
+    callback : callable, optional
+
+    Returns
+    -------
+    Run
+        The objective (18) at the current (U, W) after every pass (iteration = passes).
+    """
+    if variant not in ("sg", "eg"):
+        raise ValueError(f"variant must be 'sg' or 'eg', got {variant!r}")
+    if f.band != (1.0, 1.0):
+        raise ValueError("the paper's steps are for (18): lambda_l = lambda_u = 1")
+    step = PAPER_MU[variant] if mu is None else float(mu)
+    if not (step > 0 and np.isfinite(step)):
+        raise ValueError(f"mu must be finite and > 0, got {mu}")
+    rng = np.random.default_rng(seed)
+    U, W = f.random_start(seed) if start is None else (np.array(start[0], dtype=float),
+                                                        np.array(start[1], dtype=float))
+    pairs, ptr = f.pairs, f.pairs.pair_ptr
+    ball = f.basis_update(W).ball
+    rec = TraceRecorder(f, tol=0.0, max_iter=n_passes, time_budget=time_budget,
+                        callback=callback)
+    k = 0
+    while rec.record(k, w=f.join(U, W), values=(objective(pairs, U, W), float("nan"))):
+        for q in rng.permutation(pairs.n_queries):
+            rows = slice(int(ptr[q]), int(ptr[q + 1]))
+            res = fold_in(pairs, U, W[rows], method=f"{variant}-paper", mu=step,  # type: ignore[arg-type]
+                          tol=inner_tol, max_iter=inner_max_iter, rows=rows)
+            W[rows] = res.X
+            Zq, Wq, phi = pairs.Z[rows], W[rows], pairs.phi[rows]
+            n_q = Zq.shape[0]
+            for j in range(U.shape[1]):
+                residual = Zq - Wq @ U.T
+                grad = -(2.0 / n_q) * residual.T @ (phi * Wq[:, j])
+                U[:, j] = ball.project(U[:, j] - step * grad)
+        k += 1
+    run = rec.result(f.join(U, W), None, k, f"stochastic-{variant}")
+    return run
+
+
+def reference_alternation(
+    f: ConeRank,
+    start: tuple[np.ndarray, np.ndarray],
+    *,
+    max_iter: int = 20,
+    tol: float = 1e-6,
+    solver_name: str = "CLARABEL",
+) -> tuple[list[float], np.ndarray, np.ndarray]:
+    """Block-coordinate descent with every block solved and certified by CVXPY.
+
+    Each half-step is :func:`cvxrank.reference.solve_reference` on :meth:`ConeRank.
+    folding_in` or :meth:`ConeRank.basis_update` (primal and dual agree, or SolverError).
+
+    Returns
+    -------
+    values : list of float
+        The objective at the start and after every half-step.
+    U, W : ndarray
+        The last point.
+    """
+    from cvxrank.reference import solve_reference
+
+    U, W = (np.array(a, dtype=float) for a in start)
+    values = [objective(f.pairs, U, W)]
+    for _ in range(max_iter):
+        ref = solve_reference(f.folding_in(U), solver=solver_name, cache=False)
+        W = ref.w.reshape(W.shape).copy()
+        values.append(objective(f.pairs, U, W))
+        ref = solve_reference(f.basis_update(W), solver=solver_name, cache=False)
+        U = ref.w.reshape(U.shape).copy()
+        values.append(objective(f.pairs, U, W))
+        if values[-3] - values[-1] <= tol * abs(values[-3]):
+            break
+    return values, U, W
+
+
+def linear_direction(U: np.ndarray) -> np.ndarray:
+    r"""The linear scorer equivalent to Alg. 2's vote: :math:`v = (U^+)^\top 1`.
+
+    Alg. 2 folds a test pair in without constraints, :math:`w = \arg\min \|z - Uw\|^2 = U^+
+    z`, and votes for the first document when :math:`1^\top w > 0`. Since :math:`1^\top U^+
+    z = v^\top z` is linear in :math:`z = x_l - x_m` (and the normalization (5) only scales
+    z by a positive factor), the vote for l over m is :math:`v^\top x_l > v^\top x_m`: the
+    vote count of a document is the number of documents of its query with a strictly lower
+    score :math:`v^\top x` (plus ties broken to the later document), so sorting by
+    :math:`v^\top x` gives Alg. 2's ranking up to ties, in :math:`O(n_q N)` instead of
+    :math:`O(n_q^2 N)` per query.
+    """
+    return np.linalg.pinv(U).T @ np.ones(U.shape[1])
+
+
+def vote_scores(U: np.ndarray, X: np.ndarray, query_ptr: np.ndarray) -> np.ndarray:
+    r"""Alg. 2, literally: per query, every pair l < m folded in without constraints (least
+    squares on :math:`z = x_l - x_m`), a vote to l if the coefficients sum to more than 0,
+    else to m. :math:`O(n_q^2 (N + K))` per query (the pairs are formed query by query).
+
+    Parameters
+    ----------
+    U : ndarray of shape (N, K)
+    X : ndarray of shape (n, N)
+    query_ptr : ndarray of shape (n_queries + 1,)
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The scoring array A (votes per document).
+    """
+    pinv = np.linalg.pinv(U)  # K x N
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    votes = np.zeros(X.shape[0])
+    for q in range(len(query_ptr) - 1):
+        lo, hi = int(query_ptr[q]), int(query_ptr[q + 1])
+        n = hi - lo
+        if n < 2:
+            continue
+        first, second = np.triu_indices(n, k=1)
+        Z = X[lo + first] - X[lo + second]
+        coeff_sum = (Z @ pinv.T).sum(axis=1)
+        win = coeff_sum > 0
+        np.add.at(votes, lo + np.where(win, first, second), 1.0)
+    return votes
