@@ -351,7 +351,8 @@ def test_readme_indexes_every_figure_the_command_writes() -> None:
     text = figures_readme()
     for e in entries():
         for inst in DEFAULT + QUICK:
-            assert f"`{figure_stem(e.formulation, inst.name)}.png`" in text
+            if e.check == "reference":  # an alternation has no certified optimum to plot
+                assert f"`{figure_stem(e.formulation, inst.name)}.png`" in text
         assert f"| `{e.formulation}` | `{e.solver}` |" in text
     assert tolerances.RELATIVE_GAP_DEFINITION in text
     assert "Written by `cvxrank figures --out figures`" in text  # what writes the folder

@@ -180,8 +180,8 @@ def figures_readme(entries: Sequence[Any] | None = None,
     from cvxrank.plots import figure_stem
     from cvxrank.registry import entries as registered
 
-    chosen = [e for e in (registered() if entries is None else entries)
-              if e.check == "reference"]
+    listed = list(registered() if entries is None else entries)
+    chosen = [e for e in listed if e.check == "reference"]
     sets = list(instance_sets if instance_sets is not None else (
         ("`cvxrank figures`", DEFAULT), ("`cvxrank figures --quick`", QUICK)))
     formulations = list(dict.fromkeys(e.formulation for e in chosen))
@@ -205,8 +205,9 @@ def figures_readme(entries: Sequence[Any] | None = None,
         lines.append(f"| `{name}` | {files} | {kinds[0]} | {kinds[1]} |")
     lines += ["", "## Solvers and the rates their theory proves", "",
               "| formulation | solver | kind | proven rate | method |", "|---|---|---|---|---|"]
-    for e in chosen:
-        kind = "stochastic" if e.stochastic else "deterministic"
+    for e in listed:
+        kind = ("alternation (monotone descent, no figure)" if e.check == "alternation"
+                else "stochastic" if e.stochastic else "deterministic")
         lines.append(f"| `{e.formulation}` | `{e.solver}` | {kind} | "
                      f"{_cell(_rate_text(e))} | {_cell(e.description)} |")
     lines += ["", "## Instances", "",

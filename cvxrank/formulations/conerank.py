@@ -417,16 +417,15 @@ class FoldingIn(_Block):
     def _build_dual(self) -> cp.Problem:
         import cvxpy as cp
 
-        Y = self._dual_matrix()
-        t = cp.Variable(self.pairs.n_pairs, name="t")
-        H = Y @ self.U
-        ones = np.ones((1, self.K))
-        return cp.Problem(cp.Maximize(self._dual_residual_objective() - cp.sum(t)), [
-            cp.reshape(t, (self.pairs.n_pairs, 1), order="C") @ ones
-            >= self.parameter("lambda_u") * H,
-            cp.reshape(t, (self.pairs.n_pairs, 1), order="C") @ ones
-            >= self.parameter("lambda_l") * H,
-        ])
+        # in V (y_j = 2 a_j v_j) and tau (t_j = 2 a_j tau_j): t_j >= lambda (U^T y_j)_k
+        # is tau_j >= lambda (U^T v_j)_k, and every variable is of the size of z
+        p = self.pairs
+        tau = cp.Variable(p.n_pairs, name="tau")
+        H = self._residual_variable() @ self.U
+        column = cp.reshape(tau, (p.n_pairs, 1), order="C") @ np.ones((1, self.K))
+        return cp.Problem(
+            cp.Maximize(self._dual_residual_objective() - (2.0 * p.weight) @ tau),
+            [column >= self.parameter("lambda_u") * H, column >= self.parameter("lambda_l") * H])
 
 
 class BasisUpdate(_Block):

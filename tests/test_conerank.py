@@ -1,0 +1,192 @@
+"""ConeRank (Tran & Pham): the model, its two convex blocks certified by CVXPY, the fast block
+solvers, the monotone alternation and its agreement with the CVXPY alternation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cvxrank.data import RankingData, make_synthetic
+from cvxrank.formulations.conerank import (
+    ConeRank,
+    FoldingIn,
+    cone_pairs,
+    normalize_differences,
+    objective,
+)
+from cvxrank.instances import DEFAULT, QUICK
+from cvxrank.reference import solve_reference
+from cvxrank.registry.conerank import instance_view
+from cvxrank.sets import SumBand
+from cvxrank.solvers.conerank import (
+    fold_in,
+    reference_alternation,
+    solve_alternation,
+    update_basis,
+)
+
+SEEDS = (0, 1, 2)
+
+
+def problem(seed: int, K: int = 3) -> ConeRank:
+    data = make_synthetic(n_queries=8, docs_per_query=(4, 10), n_features=6, seed=seed)
+    return ConeRank(data, K=K)
+
+
+def rel(value: float, p_star: float) -> float:
+    return (value - p_star) / abs(p_star)
+
+
+# -- the model ---------------------------------------------------------------------------------
+def test_pairs_follow_normalization_5_and_query_weights_3_4() -> None:
+    data = make_synthetic(n_queries=5, docs_per_query=(3, 7), n_features=4, seed=3)
+    pairs = cone_pairs(data, alpha=0.5, rho=2.0)
+    X, y, ptr = data.X, data.y, data.query_ptr
+    rows, weights = [], []
+    counts = []
+    for q in range(data.n_queries):
+        block = []
+        for i in range(ptr[q], ptr[q + 1]):
+            for j in range(ptr[q], ptr[q + 1]):
+                if y[i] > y[j]:
+                    d = X[i] - X[j]
+                    block.append((d * 2.0 / (0.5 + np.linalg.norm(d)), y[i] - y[j]))
+        if block:
+            counts.append(len(block))
+            rows += [b[0] for b in block]
+            weights += [b[1] for b in block]
+    n_q = np.repeat(counts, counts)
+    expected = np.array(weights) / (len(counts) * n_q)
+    order = np.lexsort(np.array(rows).T)
+    got = np.lexsort(pairs.Z.T)
+    np.testing.assert_allclose(pairs.Z[got], np.array(rows)[order], atol=1e-12)
+    np.testing.assert_allclose(np.sort(pairs.weight), np.sort(expected), rtol=1e-12)
+    assert np.linalg.norm(pairs.Z, axis=1).max() <= 2.0  # (6)
+    # (18) at U = 0 is the weighted sum of ||z||^2
+    assert pairs.constant == pytest.approx(float(expected @ (np.array(rows) ** 2).sum(axis=1)))
+
+
+def test_normalization_rejects_bad_constants() -> None:
+    with pytest.raises(ValueError, match="alpha and rho"):
+        normalize_differences(np.ones((2, 2)), 0.0, 1.0)
+
+
+def test_objective_matches_the_direct_sum() -> None:
+    f = problem(4)
+    U, W = f.random_start(1)
+    direct = sum(a * np.sum((z - U @ w) ** 2)
+                 for a, z, w in zip(f.pairs.weight, f.pairs.Z, W, strict=True))
+    assert f.primal_value(f.join(U, W)) == pytest.approx(direct, rel=1e-12)
+
+
+def test_bad_input_is_refused() -> None:
+    f = problem(0)
+    with pytest.raises(ValueError, match="lambda_l <= lambda_u"):
+        ConeRank(f.data, lambda_l=2.0, lambda_u=1.0)
+    with pytest.raises(ValueError, match="K must be a positive integer"):
+        ConeRank(f.data, K=0)
+    with pytest.raises(ValueError, match="U must be a finite matrix"):
+        FoldingIn(f.data, np.ones((f.pairs.n_features + 1, 2)))
+    with pytest.raises(ValueError, match="lambda_l <= lambda_u"):
+        f.folding_in(np.ones((f.pairs.n_features, 3))).set_params(lambda_l=3.0)
+    one_grade = RankingData.from_arrays(np.ones((4, 2)), np.zeros(4), qid=[1, 1, 2, 2])
+    with pytest.raises(ValueError, match="no preference pairs"):
+        ConeRank(one_grade)
+
+
+def test_row_projection_equals_the_grouped_projection() -> None:
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(50, 4)) * rng.choice([1e-3, 1.0, 1e3], size=(50, 1))
+    rows = SumBand(np.repeat(np.arange(50), 4), 0.5, 2.0)
+    perm = rng.permutation(200)
+    shuffled = SumBand(np.repeat(np.arange(50), 4)[perm], 0.5, 2.0)
+    assert rows._rows and not shuffled._rows
+    np.testing.assert_allclose(rows.project(V.ravel())[perm], shuffled.project(V.ravel()[perm]),
+                               atol=1e-12 * 1e3)
+
+
+# -- each block against its CVXPY optimum ------------------------------------------------------
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("band", [(1.0, 1.0), (0.5, 2.0)])
+def test_folding_in_reaches_the_certified_optimum(seed: int, band: tuple[float, float]) -> None:
+    f = problem(seed)
+    U, W = f.random_start(seed)
+    block = f.folding_in(U)
+    block.set_params(lambda_l=band[0], lambda_u=band[1])
+    ref = solve_reference(block)  # primal and dual agree, numpy evaluators agree
+    for method in ("pg", "eg") if band == (1.0, 1.0) else ("pg",):
+        res = fold_in(f.pairs, U, W, band=band, method=method, tol=1e-9, max_iter=20_000)
+        assert abs(rel(res.value, ref.p_star)) <= 1e-6, method
+        assert res.value - res.gap <= ref.p_star * (1 + 1e-9)  # a certified lower bound
+        assert block.feasible_set.violation(res.X.ravel()) <= 1e-12
+    res = fold_in(f.pairs, U, W, band=band, method="pg", tol=1e-9)
+    assert res.converged and rel(res.value, ref.p_star) <= 1e-6
+    # the certificate is the dual at the residual multipliers
+    w = res.X.ravel()
+    assert block.dual_value_at(w) == pytest.approx(res.value - res.gap, rel=1e-9)
+    assert block.dual_value_at(w) <= ref.p_star * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_basis_update_reaches_the_certified_optimum(seed: int) -> None:
+    f = problem(seed)
+    U, W = f.random_start(seed)
+    block = f.basis_update(W)
+    ref = solve_reference(block)
+    res = update_basis(block, U, tol=1e-9)
+    assert res.converged
+    assert abs(rel(res.value, ref.p_star)) <= 1e-6
+    assert block.dual_value_at(res.X.ravel()) <= ref.p_star * (1 + 1e-9)
+    assert np.linalg.norm(res.X, axis=0).max() <= block.c * (1 + 1e-12)
+
+
+def test_the_papers_clip_and_normalize_step_stops_short_of_the_optimum() -> None:
+    """Alg. 1 steps 1a-1c: at a fixed point the gradient is proportional to w on the
+    support, which is not the KKT condition (constant on the support), so the step settles
+    away from the block's optimum; the linearized EG step of Sect. 4.2 does converge."""
+    f = problem(0)
+    U, W = f.random_start(0)
+    p_star = solve_reference(f.folding_in(U)).p_star
+    sg = fold_in(f.pairs, U, W, method="sg-paper", tol=1e-12, max_iter=5000)
+    assert rel(sg.value, p_star) > 1e-2
+    eg = fold_in(f.pairs, U, W, method="eg-paper", tol=1e-12, max_iter=5000)
+    assert abs(rel(eg.value, p_star)) <= 1e-6
+
+
+# -- the alternation ---------------------------------------------------------------------------
+@pytest.mark.parametrize("variant", ["sg", "eg"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_alternation_never_increases_the_objective(variant: str, seed: int) -> None:
+    f = problem(seed)
+    run = solve_alternation(f, variant=variant, seed=seed, max_iter=60)
+    values = np.asarray(run.trace.primal)
+    assert values.size == len(run.trace)
+    assert np.all(np.diff(values) <= 1e-12 * values[:-1])
+    assert values[-1] < values[0]
+    U, W = f.split(run.w)
+    assert f.feasibility(U, W) <= 1e-12
+    assert f.primal_value(run.w) == pytest.approx(values[-1], rel=1e-12)
+    half = np.asarray(run.trace.extra["half"])[1:]
+    np.testing.assert_array_equal(half, np.arange(half.size) % 2)  # folding-in first
+
+
+def test_exact_cvxpy_alternation_never_increases() -> None:
+    f = problem(5)
+    values, U, W = reference_alternation(f, f.random_start(5), max_iter=8)
+    assert np.all(np.diff(values) <= 1e-9 * np.asarray(values[:-1]))
+    assert objective(f.pairs, U, W) == pytest.approx(values[-1], rel=1e-12)
+
+
+@pytest.mark.parametrize("instance", QUICK + DEFAULT, ids=lambda i: i.name)
+def test_fast_alternation_matches_the_cvxpy_alternation_on_the_verify_instances(instance) -> None:
+    """Same start, same number of outer iterations: the certified fast blocks (SG) follow
+    the CVXPY alternation; the EG alternation ends within 1% of it."""
+    f = ConeRank(instance_view(instance.data()), K=3)
+    start = f.random_start(0)
+    n_outer = 6
+    values, _, _ = reference_alternation(f, start, max_iter=n_outer, tol=0.0)
+    sg = solve_alternation(f, variant="sg", start=start, max_iter=n_outer, tol=0.0)
+    eg = solve_alternation(f, variant="eg", start=start, max_iter=n_outer, tol=0.0)
+    assert len(sg.trace.primal) == len(values) == 2 * n_outer + 1
+    np.testing.assert_allclose(sg.trace.primal, values, rtol=1e-6)
+    assert abs(rel(eg.objective, values[-1])) <= 1e-2
