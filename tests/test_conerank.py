@@ -20,6 +20,7 @@ from cvxrank.registry.conerank import instance_view
 from cvxrank.sets import SumBand
 from cvxrank.solvers.conerank import (
     fold_in,
+    profile_objective,
     reference_alternation,
     solve_alternation,
     update_basis,
@@ -190,3 +191,23 @@ def test_fast_alternation_matches_the_cvxpy_alternation_on_the_verify_instances(
     assert len(sg.trace.primal) == len(values) == 2 * n_outer + 1
     np.testing.assert_allclose(sg.trace.primal, values, rtol=1e-6)
     assert abs(rel(eg.objective, values[-1])) <= 1e-2
+
+
+def test_blocks_are_cached_by_the_content_of_their_fixed_block() -> None:
+    f = problem(0)
+    U, W = f.random_start(0)
+    assert f.folding_in(U).cache_key() == f.folding_in(U.copy()).cache_key()
+    assert f.folding_in(U).cache_key() != f.folding_in(U + 1e-9).cache_key()
+    assert f.basis_update(W).cache_key() == f.basis_update(W.copy()).cache_key()
+    assert f.basis_update(W).cache_key() != f.basis_update(W[::-1]).cache_key()
+    first = solve_reference(f.folding_in(U))
+    assert solve_reference(f.folding_in(U.copy())) is first  # the cache, by content
+
+
+def test_profile_objective_of_9_is_the_certified_folding_in_value() -> None:
+    f = ConeRank(problem(2).data, K=3, lambda_l=0.5, lambda_u=2.0)
+    U, _ = f.random_start(2)
+    res = profile_objective(f, U)
+    p_star = solve_reference(f.folding_in(U)).p_star
+    assert res.converged and abs(rel(res.value, p_star)) <= 1e-8
+    np.testing.assert_allclose(np.linalg.norm(U, axis=0), f.c)  # (9)'s sphere

@@ -27,9 +27,10 @@ Alternations, recording the objective (18) after every half-step:
 * :func:`reference_alternation`: the same block-coordinate descent with every block solved
   by CVXPY and certified (:func:`cvxrank.reference.solve_reference`).
 
-Prediction (Alg. 2): :func:`vote_scores` folds every test pair in without constraints (least
-squares) and counts votes, :math:`O(n_q^2 (N + K))` per query; :func:`linear_direction` gives
-the equivalent linear scorer (see its docstring).
+:func:`profile_objective` evaluates (9)'s objective at a basis (the coefficients minimized
+out, certified). Prediction (Alg. 2): :func:`vote_scores` folds every test pair in without
+constraints (least squares) and counts votes, :math:`O(n_q^2 (N + K))` per query;
+:func:`linear_direction` gives the equivalent linear scorer (see its docstring).
 
 References
 ----------
@@ -575,6 +576,25 @@ def reference_alternation(
         if values[-3] - values[-1] <= tol * abs(values[-3]):
             break
     return values, U, W
+
+
+def profile_objective(f: ConeRank, U: np.ndarray, *, tol: float = 1e-9) -> BlockResult:
+    r"""The objective of (9) (or of (18) when the band is (1, 1)) at a basis U: every pair's
+    coefficients minimized out, :math:`\sum_j a_j \min_{w \in \mathcal C} \|z_j - U
+    w\|^2`, by the certified folding-in (``"pg"``).
+
+    (9) asks :math:`\|u_k\|_2 = c`; (18) relaxes it to :math:`\le c`. The value is returned
+    for any U; :meth:`ConeRank.feasibility` (with the coefficients) and
+    ``np.linalg.norm(U, axis=0)`` say which constraint U meets.
+
+    Returns
+    -------
+    BlockResult
+        ``value`` within ``gap`` (certified, at most ``tol`` relative) above the minimum.
+    """
+    start = np.full((f.pairs.n_pairs, f.K), 1.0 / f.K)
+    return fold_in(f.pairs, np.asarray(U, dtype=np.float64), start, band=f.band, method="pg",
+                   tol=tol)
 
 
 def linear_direction(U: np.ndarray) -> np.ndarray:
