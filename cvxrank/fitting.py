@@ -106,7 +106,16 @@ def fit_formulation(
     SolverError
         When a CVXPY solve is not certified optimal, or a hand-written solver stops before
         its tolerance (the message says why).
+    ValueError
+        For ConeRank (a ``cone_blocks`` formulation): its point is not a weight vector, so
+        it is fitted by :func:`fit_conerank`.
     """
+    if "cone_blocks" in formulation.capabilities:
+        raise ValueError(
+            f"{formulation.name}'s model is a cone basis U (N x K) with per-pair coefficients, "
+            "scored by Tran & Pham's Alg. 2, not a weight vector w; fit it with "
+            "cvxrank.fitting.fit_conerank, ConeRankRanker or `cvxrank fit --method conerank` "
+            "(cvxrank grid and the other weight-vector paths do not take it)")
     name = solver.lower()
     if name == "auto":
         name = default_solver(formulation)
@@ -199,3 +208,114 @@ def _fit_reference(formulation: Formulation, name: str) -> Run:
         setup_time=min(compilation, elapsed),
         info={"p_star": ref.p_star, "d_star": ref.d_star, "rel_gap": ref.rel_gap},
     )
+
+
+#: ConeRank's solvers by the names ``fit_conerank``, ``ConeRankRanker`` and ``cvxrank fit``
+#: take: Sect. 4.1's stochastic Alg. 1 and the certified block alternation.
+CONERANK_SOLVERS = ("stochastic", "alternation")
+
+#: ConeRank's folding-in variants (Tran & Pham Sects. 4.1, 4.2).
+CONERANK_VARIANTS = ("sg", "eg")
+
+#: Default passes over the queries of the stochastic ConeRank solver, per variant at the
+#: paper's steps: where the validation MAP of MQ2008 Fold1 peaks (the notes of
+#: :class:`cvxrank.estimators.ConeRankRanker`; both at mu x passes of about 0.02).
+CONERANK_PASSES = {"sg": 20, "eg": 5}
+
+#: Default most outer iterations of the ConeRank alternation (it stops earlier, when an
+#: iteration lowers (18) by less than its ``tol``).
+CONERANK_ALTERNATION_MAX_ITER = 200
+
+
+def fit_conerank(
+    formulation: Formulation,
+    solver: str = "stochastic",
+    *,
+    variant: str = "sg",
+    mu: float | None = None,
+    n_passes: int | None = None,
+    tol: float | None = None,
+    seed: int | None = 0,
+    time_budget: float | None = None,
+    callback: Callback | None = None,
+) -> Run:
+    """Fit ConeRank (:class:`cvxrank.formulations.conerank.ConeRank`) with one of its solvers.
+
+    Parameters
+    ----------
+    formulation : ConeRank
+    solver : {"stochastic", "alternation"}
+        ``"stochastic"``: Tran & Pham's Alg. 1 one query at a time with the paper's fixed
+        steps (Sect. 4.1, :func:`cvxrank.solvers.conerank.solve_stochastic`);
+        ``"alternation"``: Alg. 1 with both blocks solved to a certified gap, the objective
+        never increasing (:func:`cvxrank.solvers.conerank.solve_alternation`).
+    variant : {"sg", "eg"}
+        The folding-in step: projected (stochastic) gradient or exponentiated gradient
+        (Sects. 4.1, 4.2).
+    mu : float or None
+        The stochastic solver's step (None: the paper's 0.001 for SG, 0.005 for EG); the
+        alternation takes none.
+    n_passes : int or None
+        Passes over the queries (stochastic) or most outer iterations (alternation); None
+        is :data:`CONERANK_PASSES` of the variant (stochastic) or
+        :data:`CONERANK_ALTERNATION_MAX_ITER`.
+    tol : float or None
+        The alternation's relative decrease per outer iteration below which it stops (its
+        default when None); the stochastic solver takes none (it runs ``n_passes``).
+    seed : int or None
+        Random start (Sect. 6.1) and, for the stochastic solver, the query order.
+    time_budget : float or None
+    callback : callable, optional
+
+    Returns
+    -------
+    Run
+        ``w`` is the stacked ``(U, W)`` (:meth:`ConeRank.split`); ``solver`` is
+        ``"stochastic-sg"``, ``"alternation-eg"``, ...; the trace records the objective
+        (18); ``info["n_passes"]`` the passes (or most outer iterations) it was given.
+        ``converged`` is False when the run stopped at ``n_passes`` (always, for the
+        stochastic solver, which has no stopping test).
+
+    Raises
+    ------
+    ValueError
+        For an unknown solver or variant, a formulation that is not ConeRank, a ``mu`` given
+        to the alternation, a ``tol`` given to the stochastic solver, or ``n_passes`` < 1.
+    """
+    if "cone_blocks" not in formulation.capabilities:
+        raise ValueError(f"fit_conerank fits ConeRank; got {formulation.name} (fit it with "
+                         "fit_formulation)")
+    if solver not in CONERANK_SOLVERS:
+        raise ValueError(f"ConeRank's solver must be one of {', '.join(CONERANK_SOLVERS)}; "
+                         f"got {solver!r}")
+    if variant not in CONERANK_VARIANTS:
+        raise ValueError(f"ConeRank's variant must be one of {', '.join(CONERANK_VARIANTS)}; "
+                         f"got {variant!r}")
+    if n_passes is None:
+        n_passes = (CONERANK_PASSES[variant] if solver == "stochastic"
+                    else CONERANK_ALTERNATION_MAX_ITER)
+    if isinstance(n_passes, bool) or not isinstance(n_passes, int | np.integer) or n_passes < 1:
+        raise ValueError(f"n_passes must be a positive integer, got {n_passes!r}")
+    from cvxrank.solvers.conerank import solve_alternation, solve_stochastic
+
+    if solver == "stochastic":
+        if tol is not None:
+            raise ValueError("tol is the alternation's stopping test; the stochastic solver "
+                             "runs n_passes passes over the queries")
+        run = solve_stochastic(formulation, variant=variant, mu=mu,  # type: ignore[arg-type]
+                               n_passes=int(n_passes), seed=seed, time_budget=time_budget,
+                               callback=callback)
+    else:
+        if mu is not None:
+            raise ValueError("mu is the stochastic solver's step; the alternation solves "
+                             "each block to a certified gap and takes no step")
+        options: dict[str, Any] = {} if tol is None else {"tol": tol}
+        run = solve_alternation(formulation, variant=variant,  # type: ignore[arg-type]
+                                max_iter=int(n_passes), seed=seed, time_budget=time_budget,
+                                callback=callback, **options)
+    run.solver = f"{solver}-{variant}"
+    run.info["n_passes"] = int(n_passes)
+    if solver == "stochastic" and run.message.startswith("stopped: max_iter"):
+        run.message = (f"stopped after {run.n_iter} passes (the stochastic solver has no "
+                       "stopping test)")
+    return run

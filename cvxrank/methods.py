@@ -87,11 +87,25 @@ class Method:
         return estimator.set_params(**{k: v for k, v in params.items() if k in accepted})
 
     def build(self, data: Any, *, loss: str | None = None, **params: Any) -> Any:
-        """The method's formulation on ``data`` with ``loss`` and hyper-parameters."""
+        """The method's formulation on ``data`` with ``loss`` and hyper-parameters.
+
+        ValueError naming the formulation's parameters (and the method's estimator) for a
+        parameter it does not take (``C`` for ConeRank, say, from ``MethodRanker``).
+        """
+        import inspect
+
         loss = self.check_loss(loss)
         if len(self.losses) > 1:
             params["loss"] = loss
-        return self.formulation_class()(data, **params)
+        cls = self.formulation_class()
+        taken = inspect.signature(cls).parameters
+        unknown = [k for k in params if k not in taken]
+        if unknown and not any(p.kind is p.VAR_KEYWORD for p in taken.values()):
+            names = [k for k, p in taken.items() if p.kind is p.KEYWORD_ONLY]
+            raise ValueError(f"method {self.name} takes no {', '.join(unknown)} (its "
+                             f"parameters: {', '.join(names)}); its estimator is "
+                             f"{self.estimator}")
+        return cls(data, **params)
 
 
 #: Every method, in the order listings show them.
@@ -110,6 +124,11 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            ("cutting-plane", "apg", "sgp", "seg"),
            "RankMM-1/2/3: query-level relevance-weighted hinge (Agarwal & Collins 2010)",
            "cvxrank.estimators:RankMMRanker"),
+    Method("conerank", "cvxrank.formulations.conerank:ConeRank", ("squared_distance",),
+           ("sg", "eg"),
+           "ConeRank: a K-vector cone basis for the pair differences, (18), Alg. 1, voting "
+           "Alg. 2 (Tran & Pham); fit by ConeRankRanker or cvxrank fit, not grid",
+           "cvxrank.estimators:ConeRankRanker"),
 )}
 
 

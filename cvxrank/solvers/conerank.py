@@ -49,6 +49,7 @@ import numpy as np
 
 from cvxrank import tolerances
 from cvxrank.capabilities import solver
+from cvxrank.experiments.timing import blas_threads
 from cvxrank.formulations.conerank import (
     BasisUpdate,
     ConePairs,
@@ -431,6 +432,16 @@ def solve_alternation(
                                                         np.array(start[1], dtype=float))
     inner = INNER_GAP[variant] if inner_tol is None else float(inner_tol)
     value = objective(f.pairs, U, W)
+    with blas_threads(1):  # products with K columns: threads only wait (see solve_stochastic)
+        run = _alternate(f, rec, U, W, value, variant, tol, inner)
+    if run.message.startswith("stopped: max_iter"):  # the recorder counts half-steps
+        run.message = f"stopped: max_iter={max_iter} outer iterations reached"
+    return run
+
+
+def _alternate(f: ConeRank, rec: TraceRecorder, U: np.ndarray, W: np.ndarray, value: float,
+               variant: str, tol: float, inner: float) -> Run:
+    """The loop of :func:`solve_alternation`."""
     half, outer_start, block_gap = 0, value, float("nan")
     converged = False
     while rec.record(half, w=f.join(U, W), values=(value, float("nan")), converged=converged,
@@ -450,9 +461,7 @@ def solve_alternation(
             outer_start = value
         block_gap = res.gap / max(res.value, np.finfo(float).tiny)
         half += 1
-    run = rec.result(f.join(U, W), None, half // 2, f"alternation-{variant}")
-    run.solver = variant
-    return run
+    return rec.result(f.join(U, W), None, half // 2, variant)
 
 
 solve_alternation_sg = solver("sg", needs=("cone_blocks",))(solve_alternation)
@@ -520,10 +529,19 @@ def solve_stochastic(
     rng = np.random.default_rng(seed)
     U, W = f.random_start(seed) if start is None else (np.array(start[0], dtype=float),
                                                         np.array(start[1], dtype=float))
-    pairs, ptr = f.pairs, f.pairs.pair_ptr
-    ball = f.basis_update(W).ball
     rec = TraceRecorder(f, tol=0.0, max_iter=n_passes, time_budget=time_budget,
                         callback=callback)
+    with blas_threads(1):  # per-query products of n_q x N x K: 2 threads ran 15x slower
+        k = _stochastic_passes(f, rec, U, W, variant, step, inner_tol, inner_max_iter, rng)
+    return rec.result(f.join(U, W), None, k, f"stochastic-{variant}")
+
+
+def _stochastic_passes(f: ConeRank, rec: TraceRecorder, U: np.ndarray, W: np.ndarray,
+                       variant: str, step: float, inner_tol: float, inner_max_iter: int,
+                       rng: np.random.Generator) -> int:
+    """The passes of :func:`solve_stochastic` (U and W updated in place); their count."""
+    pairs, ptr = f.pairs, f.pairs.pair_ptr
+    ball = f.basis_update(W).ball
     k = 0
     while rec.record(k, w=f.join(U, W), values=(objective(pairs, U, W), float("nan"))):
         for q in rng.permutation(pairs.n_queries):
@@ -538,8 +556,7 @@ def solve_stochastic(
                 grad = -(2.0 / n_q) * residual.T @ (phi * Wq[:, j])
                 U[:, j] = ball.project(U[:, j] - step * grad)
         k += 1
-    run = rec.result(f.join(U, W), None, k, f"stochastic-{variant}")
-    return run
+    return k
 
 
 def reference_alternation(
