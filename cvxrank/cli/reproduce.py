@@ -13,6 +13,12 @@ Usage::
         [--certified-solver auto] [--certified-time-budget S] [--max-train-queries N]
         [--backend sequential|processes|dask] [--workers N] [--scheduler ADDRESS]
         [--out results/agarwal-collins-fig1] [--blas-threads 1] [--verbose] [--json]
+    cvxrank reproduce conerank-table1 --data DIR [--folds 1 2 3 4 5] [--seeds 0] [--K 10]
+        [--passes 40] [--mu-sg 0.001] [--mu-eg 0.005] [--sweep-K 2 5 10 15 20 30 46]
+        [--sweep-variants sg] [--sweep-all-seeds] [--ranksvm-C ...] [--no-spectrum]
+        [--max-train-queries N] [--quick] [--backend sequential|processes|dask] [--workers N]
+        [--scheduler ADDRESS] [--out results/conerank-table1] [--blas-threads 1] [--verbose]
+        [--json]
 
 ``chapelle-table3`` is Chapelle & Keerthi (2010), Sect. 5.1, Table 3: on the five LETOR 3.0
 OHSUMED folds under DIR (the ``QueryLevelNorm`` folder holding ``Fold1`` ... ``Fold5``), the
@@ -36,6 +42,16 @@ beside the hinge RankSVM, plus each RankMM at its certified optimum for the sele
 the exact test of whether w = 0 is optimal (:mod:`cvxrank.experiments.agarwal_collins`).
 Writes ``agarwal-collins-fig1.{md,csv,json,png}`` and ``agarwal-collins-fig1-points.csv``
 into ``--out``.
+
+``conerank-table1`` is Tran & Pham (ConeRank), Sect. 6: Table 1's MQ2008 columns (ConeRank-SG,
+ConeRank-EG at K = 10 with the paper's steps, and the hinge RankSVM, on z-scored LETOR 4.0
+folds, the number of passes and C selected per fold by validation MAP; test MAP, MeanNDCG and
+NDCG@1..10, letor4) beside the published numbers, with Fig. 3's analogue (test measures against
+K) and Fig. 4's (the spectrum of the normalized ordered pair differences) on MQ2008
+(:mod:`cvxrank.experiments.conerank`). ``--quick`` is a small run for checks (3 passes, K in
+2 4, two C, the first 50 training queries). Writes ``conerank-table1.{md,csv,json,png}``,
+``conerank-table1-points.csv``, ``conerank-runs.csv``, ``conerank-passes.png`` and
+``conerank-fig3.{csv,png}``, ``conerank-fig4.{csv,png}`` into ``--out``.
 
 All print the markdown table (``--json``: one JSON object, the result and the files
 written). ``--verbose`` reports progress on stderr. Timings run with one BLAS thread by
@@ -67,6 +83,7 @@ from cvxrank.cli.common import (
 TABLE3_OUT = "results/chapelle-table3"
 FIG3_OUT = "results/chapelle-fig3"
 FIG1_OUT = "results/agarwal-collins-fig1"
+CONERANK_OUT = "results/conerank-table1"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -152,6 +169,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     _register_agarwal_collins(experiments)
     _register_rankmm_convergence(experiments)
+    _register_conerank(experiments)
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -362,5 +380,116 @@ def run_rankmm_convergence(args: argparse.Namespace) -> int:
         emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
     else:
         print(rc.summary_markdown(result), end="")
+        print("\nwrote " + ", ".join(str(p) for p in files.values()))
+    return 0
+
+
+#: ``conerank-table1 --quick``: passes, Fig. 3's K, RankSVM's C and training queries.
+CONERANK_QUICK = {"passes": 3, "sweep_K": [2, 4], "ranksvm_C": [1e-2, 1.0],
+                  "max_train_queries": 50}
+
+
+def _register_conerank(experiments: argparse._SubParsersAction) -> None:
+    """Add ``conerank-table1``."""
+    from cvxrank.experiments import conerank as cr
+    from cvxrank.experiments.backends import BACKENDS
+
+    t1 = experiments.add_parser(
+        "conerank-table1",
+        help="Tran & Pham (ConeRank) Table 1 on MQ2008, with Figs. 3 and 4's analogues",
+        description="Tran & Pham (ConeRank), Sect. 6: ConeRank-SG and ConeRank-EG (K = 10, "
+        "mu 0.001 and 0.005, alpha 1, rho sqrt(N), c 2 rho; Sect. 4.1's stochastic Alg. 1) and "
+        "the hinge RankSVM on the z-scored LETOR 4.0 MQ2008 folds, the number of passes (and "
+        "RankSVM's C) selected per fold by validation MAP; test MAP, MeanNDCG and NDCG@1..10 "
+        "(letor4) as fold means beside the published Table 1; Fig. 3's analogue (test measures "
+        "against K) and Fig. 4's (eigenvalues of the normalized ordered pair differences' "
+        "second moment), both on MQ2008 (the paper's figures are on MQ2007).",
+    )
+    t1.add_argument("--data", required=True, metavar="DIR",
+                    help="the LETOR 4.0 MQ2008 folder holding Fold1..Fold5")
+    t1.add_argument("--folds", type=positive_int, nargs="+", default=None, metavar="K",
+                    help="fold numbers (default: every FoldK folder of DIR)")
+    t1.add_argument("--seeds", type=nonnegative_int, nargs="+", default=[0], metavar="S",
+                    help="seeds of the table's ConeRank runs; a pass's measures are their "
+                    "mean (default 0)")
+    t1.add_argument("--K", type=positive_int, default=cr.PAPER_K, dest="K",
+                    help=f"basis vectors of the table's ConeRank (default the paper's "
+                    f"{cr.PAPER_K})")
+    t1.add_argument("--passes", type=positive_int, default=None,
+                    help=f"passes of every run; the number of passes is selected in "
+                    f"1..PASSES by validation MAP (default {cr.PASSES}; --quick: "
+                    f"{CONERANK_QUICK['passes']})")
+    t1.add_argument("--mu-sg", type=positive_float, default=cr.PAPER_MU["sg"], dest="mu_sg",
+                    help=f"step of ConeRank-SG (default the paper's {cr.PAPER_MU['sg']:g})")
+    t1.add_argument("--mu-eg", type=positive_float, default=cr.PAPER_MU["eg"], dest="mu_eg",
+                    help=f"step of ConeRank-EG (default the paper's {cr.PAPER_MU['eg']:g})")
+    t1.add_argument("--sweep-K", type=positive_int, nargs="*", default=None, dest="sweep_K",
+                    metavar="K", help="Fig. 3's K axis (default "
+                    f"{' '.join(map(str, cr.K_GRID))}; --quick: "
+                    f"{' '.join(map(str, CONERANK_QUICK['sweep_K']))}; no value: no sweep)")
+    t1.add_argument("--sweep-variants", nargs="+", choices=tuple(cr.LABELS),
+                    default=list(cr.SWEEP_VARIANTS), dest="sweep_variants",
+                    help="variants run at every K of the sweep (default sg)")
+    t1.add_argument("--sweep-all-seeds", action="store_true", dest="sweep_all_seeds",
+                    help="run the sweep with every seed (default: the first seed only)")
+    t1.add_argument("--ranksvm-C", type=positive_float, nargs="+", default=None,
+                    dest="ranksvm_C", metavar="C",
+                    help="the hinge RankSVM's C grid (default "
+                    f"{' '.join(f'{c:g}' for c in cr.RANKSVM_C_GRID)})")
+    t1.add_argument("--no-spectrum", action="store_false", dest="spectrum",
+                    help="skip Fig. 4's spectrum")
+    t1.add_argument("--max-train-queries", type=positive_int, default=None,
+                    dest="max_train_queries", metavar="N",
+                    help="train on the first N queries of each fold only")
+    t1.add_argument("--quick", action="store_true",
+                    help="a small run for checks: 3 passes, K in 2 4, RankSVM C in 0.01 1, the "
+                    "first 50 training queries (options given explicitly win)")
+    t1.add_argument("--backend", choices=BACKENDS, default="sequential",
+                    help="where the tasks run (default sequential)")
+    t1.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                    help="worker processes (default: the number of CPUs)")
+    t1.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="a running Dask scheduler (dask backend)")
+    t1.add_argument("--out", metavar="OUTDIR", default=CONERANK_OUT,
+                    help=f"where to write the files (default {CONERANK_OUT})")
+    _add_common(t1)
+    t1.set_defaults(func=run_conerank_table1)
+
+
+def run_conerank_table1(args: argparse.Namespace) -> int:
+    """``reproduce conerank-table1``."""
+    from cvxrank.experiments import conerank as cr
+    from cvxrank.experiments.backends import check_backend
+    from cvxrank.experiments.conerank import protocol, report
+    from cvxrank.experiments.letor import check_letor_dir, find_folds
+
+    quick = CONERANK_QUICK if args.quick else {}
+
+    def pick(value: Any, name: str, default: Any) -> Any:
+        return value if value is not None else quick.get(name, default)
+
+    passes = pick(args.passes, "passes", cr.PASSES)
+    sweep_K = pick(args.sweep_K, "sweep_K", list(cr.K_GRID))
+    ranksvm_C = pick(args.ranksvm_C, "ranksvm_C", list(cr.RANKSVM_C_GRID))
+    max_train_queries = pick(args.max_train_queries, "max_train_queries", None)
+    mu = {"sg": args.mu_sg, "eg": args.mu_eg}
+    protocol.check_table1_options(K=args.K, K_grid=sweep_K, passes=passes, seeds=args.seeds,
+                                  mu=mu, ranksvm_C=ranksvm_C,
+                                  sweep_variants=args.sweep_variants)
+    check_backend(args.backend, workers=args.workers, scheduler=args.scheduler)
+    check_letor_dir(args.data, args.folds or find_folds(args.data))
+    out = _out_dir(args.out)
+    result = protocol.run_table1(
+        args.data, folds=args.folds, seeds=args.seeds, K=args.K, mu=mu, passes=passes,
+        K_grid=sweep_K, sweep_variants=args.sweep_variants,
+        sweep_all_seeds=args.sweep_all_seeds, ranksvm_C=ranksvm_C, spectrum=args.spectrum,
+        max_train_queries=max_train_queries, backend=args.backend, workers=args.workers,
+        scheduler=args.scheduler, blas_threads=args.blas_threads, progress=_progress(args),
+        progress_bar=not args.json and not args.verbose and sys.stderr.isatty())
+    files = report.write_table1(result, out)
+    if args.json:
+        emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
+    else:
+        print(report.table1_markdown(result), end="")
         print("\nwrote " + ", ".join(str(p) for p in files.values()))
     return 0

@@ -17,6 +17,8 @@
   BLAS threads; markdown, CSV and JSON writers.
 * :mod:`~cvxrank.experiments.chapelle`: Chapelle & Keerthi (2010) Table 3 and Fig. 3 on
   these tasks, behind ``cvxrank reproduce``.
+* :mod:`~cvxrank.experiments.conerank`: Tran & Pham (ConeRank) Table 1 on LETOR 4.0 MQ2008
+  with Figs. 3 and 4's analogues, behind ``cvxrank reproduce conerank-table1``.
 
 Experiments return dataclasses with ``to_dict()``; the command line only parses arguments,
 calls them and prints.
