@@ -64,6 +64,9 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
                 "primal_from_dual")),
     Capability("kernel_matrix", "a Gram matrix of the training documents (kernel PCA map)",
                ("K",)),
+    Capability("loss_subgradient", "a convex pairwise loss whose value and subgradient "
+               "at any w come from one evaluation (the 1-slack cutting plane's oracle)",
+               ("evaluate_loss", "X", "C", "pair_weight")),
     Capability("cone_blocks", "a non-convex problem in a cone basis and per-pair "
                "coefficients whose two blocks are convex formulations (ConeRank)",
                ("folding_in", "basis_update", "random_start", "split", "join")),

@@ -111,11 +111,12 @@ class Method:
 #: Every method, in the order listings show them.
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("ranksvm", "cvxrank.formulations.ranksvm:RankSVM", ("squared_hinge", "hinge", "huber"),
-           ("prsvm+", "prsvm", "apg"),
+           ("prsvm+", "prsvm", "1-slack", "apg"),
            "RankSVM on all preference pairs (Herbrich/Joachims; Chapelle & Keerthi eq. (1))",
            "cvxrank.estimators:RankSVMRanker"),
     Method("irsvm", "cvxrank.formulations.irsvm:IRSVM", ("squared_hinge", "hinge", "huber"),
-           ("prsvm+", "prsvm", "apg"), "IR SVM: pair weights tau_k mu_q (Li 2011, Sect. 4.2)",
+           ("prsvm+", "prsvm", "1-slack", "apg"),
+           "IR SVM: pair weights tau_k mu_q (Li 2011, Sect. 4.2)",
            "cvxrank.estimators:IRSVMRanker"),
     Method("ocsvm", "cvxrank.formulations.ocsvm:OrdinalSVM", ("hinge",), ("apg",),
            "fixed-margin ordinal SVM, thresholds between grades (Li 2011, Sect. 3.1)",

@@ -88,7 +88,7 @@ def test_unknown_capability_is_refused_at_declaration():
 
 # -- the methods table --------------------------------------------------------------------
 @pytest.mark.parametrize("loss, expected", [("squared_hinge", "prsvm+"), ("huber", "prsvm+"),
-                                            ("hinge", "apg")])
+                                            ("hinge", "1-slack")])
 def test_default_solver_comes_from_the_table(data, loss, expected):
     f = methods.get("ranksvm").build(data, loss=loss, C=0.05)
     assert default_solver(f) == expected
@@ -214,7 +214,7 @@ def test_fit_progress_goes_to_stderr(tmp_path, capsys, data):
     path = tmp_path / "train.txt"
     write_svmlight(data, path)
     assert main(["fit", "--loss", "hinge", "--C", "0.05", "--train", str(path),
-                 "--progress"]) == 0
+                 "--solver", "apg", "--progress"]) == 0
     out, err = capsys.readouterr()
     assert "apg: converged" in out
     assert err.startswith("\rranksvm hinge: iteration 0  objective") and err.endswith("\n")

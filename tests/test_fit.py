@@ -38,7 +38,7 @@ def test_estimator_reaches_reference_optimum(data, loss, solver) -> None:
     model = RankSVMRanker(C=0.3, loss=loss, solver=solver).fit(data.X, data.y, qid=data.qid)
     assert rel(model.objective_, ref.p_star) <= FAST_SOLVER_GAP
     assert model.n_pairs_ == RankSVM(data, C=0.3).n_dual
-    expected = {"hinge": "apg", "squared_hinge": "prsvm+"}[loss] if solver == "auto" else solver
+    expected = {"hinge": "1-slack", "squared_hinge": "prsvm+"}[loss] if solver == "auto" else solver
     assert model.solver_ == expected
     np.testing.assert_allclose(model.predict(data.X), data.X @ model.coef_)
 
@@ -111,7 +111,7 @@ def test_fit_cli_json(capsys, files, data, tmp_path, loss) -> None:
     report = json.loads(out)
     ref = solve_reference(RankSVM(data, C=0.3, loss=loss))
     assert rel(report["objective"], ref.p_star) <= FAST_SOLVER_GAP
-    assert report["solver"] == {"hinge": "apg", "squared_hinge": "prsvm+"}[loss]
+    assert report["solver"] == {"hinge": "1-slack", "squared_hinge": "prsvm+"}[loss]
     assert report["converged"] is True
     assert report["iterations"] > 0 and report["time"] > 0
     saved = json.loads(model_path.read_text())
@@ -198,7 +198,7 @@ def test_irsvm_estimator_reaches_the_irsvm_optimum(data) -> None:
     from cvxrank.formulations.irsvm import IRSVM, ndcg1_swap_drop
 
     tau = ndcg1_swap_drop(data, zero_floor=0.5)
-    for loss, solver in (("hinge", "apg"), ("squared_hinge", "prsvm+")):
+    for loss, solver in (("hinge", "1-slack"), ("squared_hinge", "prsvm+")):
         ref = solve_reference(IRSVM(data, C=20.0, loss=loss, tau=tau))
         model = IRSVMRanker(C=20.0, loss=loss, tau=tau).fit(data.X, data.y, qid=data.qid)
         assert model.solver_ == solver

@@ -418,7 +418,8 @@ class RankSVM(PairwiseSVM):
         The dual feasible set (see above), from which :meth:`project_dual`,
         :meth:`dual_infeasibility` and the constraints of :meth:`dual` come.
     capabilities : frozenset of str
-        ``dual_gradient`` and ``pair_samples``; ``pairwise_newton`` (squared hinge, Huber);
+        ``dual_gradient``, ``pair_samples`` and ``loss_subgradient``; ``pairwise_newton``
+        (squared hinge, Huber);
         ``primal_certificate`` (squared hinge); ``sorted_pairs`` and ``query_blocks`` (when
         structured).
 
@@ -467,7 +468,7 @@ class RankSVM(PairwiseSVM):
         self.name = f"ranksvm-{loss}"
         self._X = data.X
         self._op_norm_sq: float | None = None
-        capabilities = {"dual_gradient", "pair_samples"}
+        capabilities = {"dual_gradient", "pair_samples", "loss_subgradient"}
         if loss != "hinge":
             capabilities.add("pairwise_newton")
         if loss == "squared_hinge":

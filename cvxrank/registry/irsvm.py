@@ -1,4 +1,5 @@
-"""IR SVM's entries (Li 2011, Sect. 4.2): FISTA on the hinge dual, PRSVM+ on the squared hinge.
+"""IR SVM's entries (Li 2011, Sect. 4.2): FISTA and the 1-slack cutting plane on the hinge,
+PRSVM+ on the squared hinge.
 
 On the synthetic verify instances some grade pairs are never at the top of a query, where
 the expected drop of NDCG@1 is 0; they get half the smallest positive tau
@@ -11,9 +12,15 @@ from cvxrank import tolerances
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import Formulation
 from cvxrank.registry import Entry, MakeFormulation, register
-from cvxrank.registry.rates import FIRST_ORDER_LIMITS, NEWTON_RATE
+from cvxrank.registry.rates import (
+    FIRST_ORDER_LIMITS,
+    NEWTON_RATE,
+    ONE_SLACK_DESCRIPTION,
+    one_slack_rate,
+)
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.newton import solve_prsvm_plus
+from cvxrank.solvers.one_slack import solve_one_slack
 from cvxrank.validate import RateSpec
 
 
@@ -34,6 +41,11 @@ register(Entry(
     "irsvm-hinge", "irsvm", solve_accelerated_gradient, RateSpec.sublinear(-2),
     make_formulation=_irsvm("hinge"), limits=FIRST_ORDER_LIMITS,
     description="FISTA on IR SVM's box-constrained dual (Li Sect. 4.2), O(1/k^2)",
+))
+register(Entry(
+    "irsvm-hinge", "irsvm", solve_one_slack, one_slack_rate,
+    make_formulation=_irsvm("hinge"), limits={"max_iter": 10_000, "time_budget": 120.0},
+    description=ONE_SLACK_DESCRIPTION,
 ))
 register(Entry(
     "irsvm-squared_hinge", "irsvm", solve_prsvm_plus, NEWTON_RATE,

@@ -1,4 +1,5 @@
-"""RankSVM's entries: dual projected gradient, truncated Newton (PRSVM, PRSVM+) and SGD.
+"""RankSVM's entries: dual projected gradient, truncated Newton (PRSVM, PRSVM+), SGD and the
+1-slack cutting plane (the hinge).
 
 References
 ----------
@@ -14,13 +15,16 @@ from cvxrank.registry import Entry, register, with_options
 from cvxrank.registry.rates import (
     FIRST_ORDER_LIMITS,
     NEWTON_RATE,
+    ONE_SLACK_DESCRIPTION,
     SGD_RATE,
     SGD_SEEDS,
     apg_linear_rate,
+    one_slack_rate,
     pg_linear_rate,
 )
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient, solve_projected_gradient
 from cvxrank.solvers.newton import solve_prsvm, solve_prsvm_plus
+from cvxrank.solvers.one_slack import solve_one_slack
 from cvxrank.solvers.stochastic import solve_sgd_pairs, solve_sgd_queries
 from cvxrank.validate import RateSpec
 
@@ -33,6 +37,10 @@ register(Entry(
     "ranksvm-hinge", "ranksvm", solve_accelerated_gradient, RateSpec.sublinear(-2),
     loss="hinge", limits=FIRST_ORDER_LIMITS,
     description="FISTA on the box-constrained dual, O(1/k^2) (Beck-Teboulle Thm 4.4)",
+))
+register(Entry(
+    "ranksvm-hinge", "ranksvm", solve_one_slack, one_slack_rate, loss="hinge",
+    limits={"max_iter": 10_000, "time_budget": 120.0}, description=ONE_SLACK_DESCRIPTION,
 ))
 register(Entry(
     "ranksvm-squared_hinge", "ranksvm", solve_projected_gradient, pg_linear_rate,

@@ -41,3 +41,18 @@ NEWTON_RATE = RateSpec.newton(15)
 #: five seeded runs (with three, one run's fluctuations can still tilt the fitted slope).
 SGD_RATE = RateSpec.sublinear(-1, measure="primal")
 SGD_SEEDS = (0, 1, 2, 3, 4)
+
+
+def one_slack_rate(formulation) -> RateSpec:
+    """The 1-slack cutting plane's iteration bound (Joachims, Finley & Yu 2009, Thm. 5) at
+    the certified optimum (the reference ``verify`` computes anyway, cached)."""
+    from cvxrank.reference import solve_reference
+    from cvxrank.solvers.one_slack import iteration_bound
+
+    return RateSpec.bounded(iteration_bound(formulation, solve_reference(formulation).p_star))
+
+
+#: Description of the 1-slack entries.
+ONE_SLACK_DESCRIPTION = ("1-slack cutting plane, O(nd + n log n) oracle without pairs, "
+                         "hand-written active-set master, certified gap (Joachims 2006; "
+                         "iterations <= Joachims-Finley-Yu Thm. 5)")
