@@ -90,6 +90,21 @@ CLOCK = ("solver: set-up (pairs, sorted blocks, Lipschitz constant, CVXPY compil
          "iterations with their stopping test; not data loading, not trace-only evaluation")
 
 
+def _run_report(fit: Any, formulation: Any) -> dict[str, Any]:
+    """The fields of a fit's JSON that every method shares: solver, objective (the
+    formulation's primal value at the returned point), iterations, clocks, verdict."""
+    return {
+        "solver": fit.solver,
+        "objective": formulation.primal_value(fit.w),
+        "iterations": fit.n_iter,
+        "time": fit.time,
+        "setup_time": fit.setup_time,
+        "clock": CLOCK,
+        "converged": fit.converged,
+        "message": fit.message,
+    }
+
+
 def method_options(parser: argparse.ArgumentParser) -> None:
     """``--method`` and ``--loss``, from the methods table (shared with ``grid``)."""
     from cvxrank.methods import METHODS
@@ -208,14 +223,7 @@ def run_fit(args: argparse.Namespace) -> int:
         "loss": loss,
         "C": args.C,
         "train": args.train,
-        "solver": fit.solver,
-        "objective": formulation.primal_value(fit.w),
-        "iterations": fit.n_iter,
-        "time": fit.time,
-        "setup_time": fit.setup_time,
-        "clock": CLOCK,
-        "converged": fit.converged,
-        "message": fit.message,
+        **_run_report(fit, formulation),
         "zero_model": fit.info["zero_model"],
         "n_dual": formulation.n_dual,
     }
@@ -312,18 +320,11 @@ def run_fit_conerank(args: argparse.Namespace) -> int:
         "variant": variant,
         "K": formulation.K,
         "train": args.train,
-        "solver": fit.solver,
         "n_passes": fit.info["n_passes"],
         "mu": None if solver == "alternation" else (
             PAPER_MU[variant] if args.mu is None else args.mu),
         "scoring": scoring,
-        "objective": formulation.primal_value(fit.w),
-        "iterations": fit.n_iter,
-        "time": fit.time,
-        "setup_time": fit.setup_time,
-        "clock": CLOCK,
-        "converged": fit.converged,
-        "message": fit.message,
+        **_run_report(fit, formulation),
         "n_pairs": formulation.pairs.n_pairs,
     }
     if test is not None:

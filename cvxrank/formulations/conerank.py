@@ -44,6 +44,7 @@ References
 from __future__ import annotations
 
 import hashlib
+from abc import abstractmethod
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -252,17 +253,32 @@ class _Block(Formulation):
         p = self.pairs
         return (2.0 * p.weight[:, None] * (p.Z - W @ U.T)).ravel()
 
-    def _residual_variable(self) -> cp.Variable:
-        r"""V of shape (p, N), with :math:`y_j = 2 a_j v_j`: the CVXPY duals are written in
-        V (a residual, of the size of z) because Y is of the size of the tiny weights
-        :math:`a_j = \phi_j / (P n_q)`, which leaves Clarabel's dual inaccurate."""
+    def _matrix(self, name: str, shape: tuple[int, int]) -> cp.Variable:
+        """The CVXPY matrix variable ``name`` (made on first use, then kept)."""
 
         def make() -> cp.Variable:
             import cvxpy as cp
 
-            return cp.Variable((self.pairs.n_pairs, self.pairs.n_features), name="V")
+            return cp.Variable(shape, name=name)
 
-        return self._cached("variable:V", make)
+        return self._cached(f"variable:{name}", make)
+
+    @abstractmethod
+    def _point_variable(self) -> cp.Variable:
+        """The block's matrix variable (W or U)."""
+
+    @property
+    def w_variable(self) -> cp.Expression:
+        """The block's matrix variable, flattened row by row (the numpy point's layout)."""
+        import cvxpy as cp
+
+        return cp.vec(self._point_variable(), order="C")
+
+    def _residual_variable(self) -> cp.Variable:
+        r"""V of shape (p, N), with :math:`y_j = 2 a_j v_j`: the CVXPY duals are written in
+        V (a residual, of the size of z) because Y is of the size of the tiny weights
+        :math:`a_j = \phi_j / (P n_q)`, which leaves Clarabel's dual inaccurate."""
+        return self._matrix("V", (self.pairs.n_pairs, self.pairs.n_features))
 
     def _dual_matrix(self) -> cp.Expression:
         r""":math:`Y = 2\,\mathrm{diag}(a) V`."""
@@ -391,24 +407,13 @@ class FoldingIn(_Block):
         W[np.arange(H.shape[0]), k] = np.where(H[np.arange(H.shape[0]), k] > 0, hi, lo)
         return W.ravel()
 
-    def _W_variable(self) -> cp.Variable:
-        def make() -> cp.Variable:
-            import cvxpy as cp
-
-            return cp.Variable((self.pairs.n_pairs, self.K), name="W")
-
-        return self._cached("variable:W", make)
-
-    @property
-    def w_variable(self) -> cp.Expression:
-        import cvxpy as cp
-
-        return cp.vec(self._W_variable(), order="C")
+    def _point_variable(self) -> cp.Variable:
+        return self._matrix("W", (self.pairs.n_pairs, self.K))
 
     def _build_primal(self) -> cp.Problem:
         import cvxpy as cp
 
-        W = self._W_variable()
+        W = self._point_variable()
         total = cp.sum(W, axis=1)
         return cp.Problem(cp.Minimize(self._primal_residual(self.U, W)),
                           [W >= 0, total >= self.parameter("lambda_l"),
@@ -546,24 +551,13 @@ class BasisUpdate(_Block):
         """U = 0 (feasible)."""
         return np.zeros(self.pairs.n_features * self.K)
 
-    def _U_variable(self) -> cp.Variable:
-        def make() -> cp.Variable:
-            import cvxpy as cp
-
-            return cp.Variable((self.pairs.n_features, self.K), name="U")
-
-        return self._cached("variable:U", make)
-
-    @property
-    def w_variable(self) -> cp.Expression:
-        import cvxpy as cp
-
-        return cp.vec(self._U_variable(), order="C")
+    def _point_variable(self) -> cp.Variable:
+        return self._matrix("U", (self.pairs.n_features, self.K))
 
     def _build_primal(self) -> cp.Problem:
         import cvxpy as cp
 
-        U = self._U_variable()
+        U = self._point_variable()
         return cp.Problem(cp.Minimize(self._primal_residual(U, self.W)),
                           [cp.norm(U, 2, axis=0) <= self.parameter("c")])
 
