@@ -308,7 +308,7 @@ def test_changing_C_reuses_the_compiled_problem(loss: str, which: str) -> None:
 def test_capabilities_follow_loss_and_weights(loss: str, structured: bool) -> None:
     f = make(loss, weighted=not structured)
     assert f.structured is structured
-    expected = {"dual_gradient", "pair_samples"}
+    expected = {"dual_gradient", "pair_samples", "loss_subgradient"}
     expected |= {"pairwise_newton"} if loss != "hinge" else set()
     expected |= {"primal_certificate"} if loss == "squared_hinge" else set()
     expected |= {"sorted_pairs", "query_blocks"} if structured else set()
