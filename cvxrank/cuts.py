@@ -36,27 +36,31 @@ class QueryCuts:
         :math:`c_i`.
     gradient : ndarray of shape (B, d)
         :math:`g_i` (so :math:`-g_i` is a subgradient of :math:`L_i` at w).
-    pair_weight : ndarray of shape (p,)
+    pair_weight : ndarray of shape (p,) or None
         :math:`\pi`: the pair weights of every block's piece, side by side (each pair
-        belongs to one block, ``pair_block``).
-    pair_block : ndarray of int64, shape (p,)
+        belongs to one block, ``pair_block``); None when the pieces are not pair weightings
+        (DORM's permutations), and then the cutting plane returns no dual point.
+    pair_block : ndarray of int64, shape (p,) or None
         The block of each pair.
     """
 
     loss: np.ndarray
     offset: np.ndarray
     gradient: np.ndarray
-    pair_weight: np.ndarray
-    pair_block: np.ndarray
+    pair_weight: np.ndarray | None = None
+    pair_block: np.ndarray | None = None
 
     @property
     def n_blocks(self) -> int:
         """Number of blocks B."""
         return int(self.loss.size)
 
-    def supports(self) -> list[tuple[np.ndarray, np.ndarray]]:
+    def supports(self) -> list[tuple[np.ndarray, np.ndarray] | None]:
         """Per block, ``(pairs, weights)``: its pairs of nonzero weight and their weights
-        (pairs are sorted by block, as a formulation's pairs are by query)."""
+        (pairs are sorted by block, as a formulation's pairs are by query); None per block
+        when the pieces carry no pair weights."""
+        if self.pair_weight is None or self.pair_block is None:
+            return [None] * self.n_blocks
         nz = np.flatnonzero(self.pair_weight)
         ends = np.searchsorted(self.pair_block[nz], np.arange(1, self.n_blocks + 1))
         return [(idx, self.pair_weight[idx]) for idx in np.split(nz, ends[:-1])]

@@ -82,6 +82,7 @@ C_SCALE: dict[str, Callable[[RankingData], float]] = {
     "irsvm": _irsvm_scale,
     "ocsvm": _ocsvm_scale,
     "rankmm": _rankmm_scale,
+    "dorm": _irsvm_scale,  # a query's loss (17), at most 1 or so, weighs its pairs
 }
 
 

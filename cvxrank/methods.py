@@ -20,6 +20,10 @@ from typing import Any
 #: The pair losses of the RankSVM family (hinge, squared hinge, Huber).
 PAIR_LOSSES = ("hinge", "squared_hinge", "huber")
 
+#: DORM's losses (17), named by their measure (``cvxrank.formulations.dorm.parse_measure``
+#: takes any cut-off; these are the ones the command line offers).
+DORM_LOSSES = ("ndcg@10", "mrr", "wta", "p@10", "eru", "dcg@10", "normalized_eru", "mwta")
+
 
 def load(path: str) -> Any:
     """The object named ``"package.module:Name"``."""
@@ -130,6 +134,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            "ConeRank: a K-vector cone basis for the pair differences, (18), Alg. 1, voting "
            "Alg. 2 (Tran & Pham); fit by ConeRankRanker or cvxrank fit, not grid",
            "cvxrank.estimators:ConeRankRanker"),
+    Method("dorm", "cvxrank.formulations.dorm:DORM", DORM_LOSSES, ("cutting-plane",),
+           "DORM: structured max-margin ranking over permutations (Le & Smola (27))"),
 )}
 
 

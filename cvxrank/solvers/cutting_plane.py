@@ -73,14 +73,14 @@ class WorkingSet:
         self.offset = np.zeros(0)
         self.gradient = np.zeros((0, n_features))
         self.block = np.zeros(0, dtype=np.int64)
-        self.support: list[tuple[np.ndarray, np.ndarray]] = []
+        self.support: list[tuple[np.ndarray, np.ndarray] | None] = []
         self.idle = np.zeros(0, dtype=np.int64)
 
     def __len__(self) -> int:
         return int(self.offset.size)
 
     def add(self, offset: np.ndarray, gradient: np.ndarray, block: np.ndarray,
-            support: list[tuple[np.ndarray, np.ndarray]]) -> None:
+            support: list[tuple[np.ndarray, np.ndarray] | None]) -> None:
         """Append pieces."""
         self.offset = np.r_[self.offset, offset]
         self.gradient = np.vstack([self.gradient, gradient])
@@ -183,8 +183,9 @@ def solve_cutting_plane(
     Parameters
     ----------
     formulation : Formulation
-        With the ``separation_oracle`` capability (RankMM's three losses), ``C``, ``m``,
-        ``primal_value``, ``pair_scale`` and ``dual_from_pair_weights``.
+        With the ``separation_oracle`` capability (RankMM's three losses, DORM), ``C``,
+        ``m``, ``queries_with_pairs`` and ``primal_value``; with ``dual_from_pair_weights``
+        (RankMM) the run also returns the dual point.
     tol : float
         Stop when :math:`(P(w) - D(\lambda)) / P(w) \le` ``tol``.
     max_iter : int
@@ -204,8 +205,9 @@ def solve_cutting_plane(
     -------
     Run
         ``w`` the best primal point seen, ``alpha`` the printed dual point of the best
-        bound; ``info`` with ``n_cuts`` (working set at the end), ``cuts_added``,
-        ``master_time`` and ``oracle_time`` (seconds).
+        bound (None without ``dual_from_pair_weights``); ``info`` with ``n_cuts``
+        (working set at the end), ``cuts_added``, ``master_time`` and ``oracle_time``
+        (seconds).
 
     References
     ----------
@@ -262,9 +264,12 @@ def solve_cutting_plane(
         if d > best_d:
             best_d, best_lam, best_support = d, lam, list(working.support)
         working.prune(lam, prune_after)
-    beta = np.zeros(f.n_pairs)
-    for lam_t, (pairs, weights) in zip(best_lam, best_support, strict=True):
-        beta[pairs] += lam_t * weights
-    return rec.result(best_w, f.dual_from_pair_weights(beta), k, "cutting-plane",
+    alpha = None
+    if hasattr(f, "dual_from_pair_weights"):  # pieces that are pair weightings (RankMM)
+        beta = np.zeros(f.n_pairs)
+        for lam_t, (pairs, weights) in zip(best_lam, best_support, strict=True):
+            beta[pairs] += lam_t * weights
+        alpha = f.dual_from_pair_weights(beta)
+    return rec.result(best_w, alpha, k, "cutting-plane",
                       n_cuts=len(working), cuts_added=added_total, master_time=master_time,
                       oracle_time=oracle_time)
