@@ -83,6 +83,7 @@ C_SCALE: dict[str, Callable[[RankingData], float]] = {
     "ocsvm": _ocsvm_scale,
     "rankmm": _rankmm_scale,
     "dorm": _irsvm_scale,  # a query's loss (17), at most 1 or so, weighs its pairs
+    "svmmap": _irsvm_scale,  # likewise 1 - AP
 }
 
 

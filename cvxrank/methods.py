@@ -136,6 +136,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            "cvxrank.estimators:ConeRankRanker"),
     Method("dorm", "cvxrank.formulations.dorm:DORM", DORM_LOSSES, ("cutting-plane",),
            "DORM: structured max-margin ranking over permutations (Le & Smola (27))"),
+    Method("svmmap", "cvxrank.formulations.svmmap:SVMMAP", ("map",), ("cutting-plane",),
+           "SVM MAP: structural SVM with the loss 1 - AP (Yue et al. 2007; Li Sect. 5.1)"),
 )}
 
 

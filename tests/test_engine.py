@@ -127,7 +127,7 @@ def test_method_ranker_fits_what_the_named_estimator_fits(data):
 def test_registry_is_discovered_per_family():
     families = {e.method for e in registry.entries()}
     assert families == {"ranksvm", "irsvm", "kernel-ranksvm", "ocsvm", "rankmm", "conerank",
-                        "dorm"}
+                        "dorm", "svmmap"}
     names = [e.name for e in registry.entries()]
     assert len(names) == len(set(names))
     sgd = registry.find_entry("ranksvm-squared_hinge", "sgd-pairs")

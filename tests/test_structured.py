@@ -1,5 +1,6 @@
-"""DORM (Le & Smola): the complete problem (27)-(28) over every permutation, the n-slack
-cutting plane against it, the tie-averaged reference and Lemma 1's bound by brute force."""
+"""DORM (Le & Smola) and SVM MAP (Yue et al.): the complete problems over every ranking,
+the n-slack cutting plane against them, the tie-averaged reference and Lemma 1's bound by
+brute force."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 from cvxrank.cli import main as cli_main
 from cvxrank.data import RankingData, make_synthetic
 from cvxrank.formulations.dorm import DORM, parse_measure, tie_averaged_reference
+from cvxrank.formulations.svmmap import SVMMAP
 from cvxrank.oracles.dorm import feature_map, measure_loss
+from cvxrank.oracles.svmmap import ap_loss, joint_feature_map
 from cvxrank.reference import solve_reference
 from cvxrank.solvers.cutting_plane import solve_cutting_plane
 
@@ -111,3 +114,27 @@ def test_fit_dorm_on_ohsumed_certifies_the_zero_model(shared_data, capsys) -> No
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["solver"] == "cutting-plane" and out["converged"]
     assert out["zero_model"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_svmmap_loss_is_the_maximum_over_every_ranking(seed: int) -> None:
+    f = SVMMAP(tiny(seed, docs=(3, 6)), C=1.0)
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        w = rng.normal(size=f.data.n_features)
+        brute = [max(ap_loss(np.array(o), q.relevant)
+                     + w @ (joint_feature_map(q.X, np.array(o), q.relevant) - q.psi_star)
+                     for o in itertools.permutations(range(q.X.shape[0])))
+                 for q in f._queries]
+        np.testing.assert_allclose(f.query_losses(w), brute, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("C", [0.1, 10.0])
+def test_svmmap_cutting_plane_reaches_the_complete_optimum(seed: int, C: float) -> None:
+    f = SVMMAP(tiny(seed, docs=(3, 6)), C=C)
+    ref = solve_reference(f)
+    run = solve_cutting_plane(f, tol=1e-7)
+    assert run.converged
+    assert abs(run.objective - ref.p_star) <= 1e-6 * abs(ref.p_star)
+    assert run.trace.dual[-1] <= ref.p_star * (1 + 1e-9)
