@@ -222,6 +222,20 @@ def _check_band(lambda_l: float, lambda_u: float) -> None:
                          f"{lambda_l} and lambda_u = {lambda_u}")
 
 
+class _ConeParameters:
+    r"""The hyper-parameter check of ConeRank and its blocks: every one finite and > 0, and
+    the band (8) ordered, :math:`\lambda_l \le \lambda_u`."""
+
+    def _check_param(self, key: str, value: float) -> None:
+        super()._check_param(key, value)  # type: ignore[misc]
+        if not value > 0:
+            raise ValueError(f"{key} must be > 0, got {value}")
+        hyper = getattr(self, "_hyper", {})
+        if {"lambda_l", "lambda_u"} <= set(hyper):
+            band = {**self.params(), key: value}  # type: ignore[attr-defined]
+            _check_band(band["lambda_l"], band["lambda_u"])
+
+
 class _Block(Formulation):
     """What the two ConeRank blocks share: the pairs, the residual dual and its value."""
 
@@ -308,7 +322,7 @@ class _Block(Formulation):
         return cp.sum_squares(cp.multiply(np.sqrt(p.weight)[:, None], p.Z - W @ U.T))
 
 
-class FoldingIn(_Block):
+class FoldingIn(_ConeParameters, _Block):
     r"""ConeRank's folding-in block: every pair's coefficients for a fixed basis U.
 
     .. math::
@@ -351,14 +365,6 @@ class FoldingIn(_Block):
             raise ValueError(f"U must be a finite matrix of shape (N = "
                              f"{self.pairs.n_features}, K), got shape {U.shape}")
         self.U.flags.writeable = False
-
-    def _check_param(self, key: str, value: float) -> None:
-        super()._check_param(key, value)
-        if not value > 0:
-            raise ValueError(f"{key} must be > 0, got {value}")
-        if hasattr(self, "_hyper") and {"lambda_l", "lambda_u"} <= set(self._hyper):
-            band = {**self.params(), key: value}
-            _check_band(band["lambda_l"], band["lambda_u"])
 
     def _extra_key(self) -> str:
         return f"U={_digest(self.U)}|pairs={self.pairs.fingerprint}"
@@ -433,7 +439,7 @@ class FoldingIn(_Block):
             [column >= self.parameter("lambda_u") * H, column >= self.parameter("lambda_l") * H])
 
 
-class BasisUpdate(_Block):
+class BasisUpdate(_ConeParameters, _Block):
     r"""ConeRank's basis-update block: the basis U for fixed coefficients W.
 
     .. math::
@@ -482,11 +488,6 @@ class BasisUpdate(_Block):
         aW = self.pairs.weight[:, None] * W
         self.G = W.T @ aW
         self.B = self.pairs.Z.T @ aW
-
-    def _check_param(self, key: str, value: float) -> None:
-        super()._check_param(key, value)
-        if not value > 0:
-            raise ValueError(f"{key} must be > 0, got {value}")
 
     def _extra_key(self) -> str:
         return f"W={_digest(self.W)}|pairs={self.pairs.fingerprint}"
@@ -570,7 +571,7 @@ class BasisUpdate(_Block):
                                       - self.parameter("c") * spread))
 
 
-class ConeRank(Formulation):
+class ConeRank(_ConeParameters, Formulation):
     r"""The joint ConeRank problem (18) (or with the band (8)): basis and coefficients.
 
     Not convex; it has no CVXPY problem. Its point is ``theta = concat(U.ravel(),
@@ -606,14 +607,6 @@ class ConeRank(Formulation):
         self.K = int(K)
         super().__init__(data, c=2.0 * self.pairs.rho if c is None else c,
                          lambda_l=lambda_l, lambda_u=lambda_u)
-
-    def _check_param(self, key: str, value: float) -> None:
-        super()._check_param(key, value)
-        if not value > 0:
-            raise ValueError(f"{key} must be > 0, got {value}")
-        if hasattr(self, "_hyper") and {"lambda_l", "lambda_u"} <= set(self._hyper):
-            band = {**self.params(), key: value}
-            _check_band(band["lambda_l"], band["lambda_u"])
 
     def _extra_key(self) -> str:
         return f"K={self.K}|pairs={self.pairs.fingerprint}"
