@@ -81,6 +81,9 @@ def test_cutting_plane_reaches_the_complete_optimum(seed: int, loss: str, C: flo
     ref = solve_reference(f)  # the complete primal (27) and dual (28) agree
     run = solve_cutting_plane(f, tol=1e-7)
     assert run.converged
+    extra = run.trace.extra
+    assert set(extra) == {"cuts", "oracle_time", "master_time", "violation"}
+    assert np.all(np.asarray(extra["violation"][1:]) >= -1e-9)  # the oracle's max is exact
     assert abs(run.objective - ref.p_star) <= 1e-6 * abs(ref.p_star)
     assert f.primal_value(ref.w) == pytest.approx(ref.p_star, rel=1e-7)
     assert run.trace.dual[-1] <= ref.p_star * (1 + 1e-9)

@@ -204,10 +204,12 @@ def solve_cutting_plane(
     Returns
     -------
     Run
-        ``w`` the best primal point seen, ``alpha`` the printed dual point of the best
-        bound (None without ``dual_from_pair_weights``); ``info`` with ``n_cuts``
-        (working set at the end), ``cuts_added``, ``master_time`` and ``oracle_time``
-        (seconds).
+        The trace's extra columns: ``cuts`` (working-set size), ``oracle_time`` and
+        ``master_time`` (seconds of the iteration) and ``violation`` (the largest
+        :math:`L_i(w) - \xi_i` the oracle found). ``w`` the best primal point seen,
+        ``alpha`` the printed dual point of the best bound (None without
+        ``dual_from_pair_weights``); ``info`` with ``n_cuts`` (working set at the end),
+        ``cuts_added``, ``master_time`` and ``oracle_time`` (seconds in all).
 
     References
     ----------
@@ -229,20 +231,24 @@ def solve_cutting_plane(
     master_time = oracle_time = 0.0
     added_total = 0
     k = 0
+    # per iteration: seconds in the oracle and the master, the largest violation found
+    step = {"oracle_time": 0.0, "master_time": 0.0, "violation": float("nan")}
     while rec.record(k, w=best_w, values=(best_p, best_d),
-                     extra={"cuts": float(len(working))}):
+                     extra={"cuts": float(len(working)), **step}):
         k += 1
         started = time.perf_counter()
         cuts = f.separation_oracle(w)
         violated = np.flatnonzero(cuts.loss - xi > VIOLATION * (1.0 + cuts.loss))
         supports = cuts.supports()
-        oracle_time += time.perf_counter() - started
+        step["oracle_time"] = time.perf_counter() - started
+        step["violation"] = float(np.max(cuts.loss - xi))
+        oracle_time += step["oracle_time"]
         p = float(0.5 * (w @ w) + kappa * cuts.loss.sum())
         if p < best_p:
             best_w, best_p = w, p
         if violated.size == 0:  # the master is exact at w: P(w) = its value, nothing to add
             if rec.record(k, w=best_w, values=(best_p, best_d),
-                          extra={"cuts": float(len(working))}):
+                          extra={"cuts": float(len(working)), **step}):
                 rec.message = ("stopped: no violated cut left, but the certified gap "
                                f"{best_p - best_d:.3g} is above the tolerance")
             break
@@ -253,11 +259,13 @@ def solve_cutting_plane(
         try:
             w, lam = solve_master(working, n_blocks, kappa, master_solver)
         except SolverError as error:  # the bound so far stands; say why the run stopped
-            rec.record(k, w=best_w, values=(best_p, best_d), extra={"cuts": float(len(working))})
+            rec.record(k, w=best_w, values=(best_p, best_d),
+                       extra={"cuts": float(len(working)), **step})
             if not rec.converged:
                 rec.message = f"stopped: {error}"
             break
-        master_time += time.perf_counter() - started
+        step["master_time"] = time.perf_counter() - started
+        master_time += step["master_time"]
         xi = np.zeros(n_blocks)
         np.maximum.at(xi, working.block, working.offset - working.gradient @ w)
         d = dual_bound(working, lam)
