@@ -173,6 +173,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_le_smola(experiments)
 
 
+
+def _report(args: argparse.Namespace, result: Any, files: dict[str, Path],
+            markdown: Any) -> int:
+    """Print a reproduction's result (JSON with the files written, or its markdown and the
+    files) and return the exit code 0."""
+    if args.json:
+        emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
+    else:
+        print(markdown(result), end="")
+        print("\nwrote " + ", ".join(str(p) for p in files.values()))
+    return 0
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--blas-threads", type=blas_thread_count, default=1, dest="blas_threads",
                         help="BLAS threads during the run (default 1: steadier timings on a "
@@ -206,12 +218,7 @@ def run_table3(args: argparse.Namespace) -> int:
                            max_train_queries=args.max_train_queries,
                            n_blas_threads=args.blas_threads, progress=_progress(args))
     files = reports.write_table3(result, out)
-    if args.json:
-        emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
-    else:
-        print(reports.table3_markdown(result), end="")
-        print("\nwrote " + ", ".join(str(p) for p in files.values()))
-    return 0
+    return _report(args, result, files, reports.table3_markdown)
 
 
 def run_fig3(args: argparse.Namespace) -> int:
@@ -225,12 +232,7 @@ def run_fig3(args: argparse.Namespace) -> int:
                          measure_memory=args.memory, n_blas_threads=args.blas_threads,
                          progress=_progress(args))
     files = reports.write_fig3(result, out)
-    if args.json:
-        emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
-    else:
-        print(reports.fig3_markdown(result), end="")
-        print("\nwrote " + ", ".join(str(p) for p in files.values()))
-    return 0
+    return _report(args, result, files, reports.fig3_markdown)
 
 
 def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
@@ -311,12 +313,7 @@ def run_agarwal_collins_fig1(args: argparse.Namespace) -> int:
         scheduler=args.scheduler, blas_threads=args.blas_threads, progress=_progress(args),
         progress_bar=args.verbose or (not args.json and sys.stderr.isatty()))
     files = report.write_fig1(result, out)
-    if args.json:
-        emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
-    else:
-        print(report.fig1_markdown(result), end="")
-        print("\nwrote " + ", ".join(str(p) for p in files.values()))
-    return 0
+    return _report(args, result, files, report.fig1_markdown)
 
 
 #: Default output folder of ``rankmm-convergence``.
@@ -377,12 +374,7 @@ def run_rankmm_convergence(args: argparse.Namespace) -> int:
                                     step_scale=args.step_scale, source=source,
                                     progress=_progress(args))
     files = rc.write_convergence(result, out)
-    if args.json:
-        emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
-    else:
-        print(rc.summary_markdown(result), end="")
-        print("\nwrote " + ", ".join(str(p) for p in files.values()))
-    return 0
+    return _report(args, result, files, rc.summary_markdown)
 
 
 #: ``conerank-table1 --quick``: passes, Fig. 3's K, RankSVM's C and training queries.
@@ -488,12 +480,7 @@ def run_conerank_table1(args: argparse.Namespace) -> int:
         scheduler=args.scheduler, blas_threads=args.blas_threads, progress=_progress(args),
         progress_bar=not args.json and not args.verbose and sys.stderr.isatty())
     files = report.write_table1(result, out)
-    if args.json:
-        emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
-    else:
-        print(report.table1_markdown(result), end="")
-        print("\nwrote " + ", ".join(str(p) for p in files.values()))
-    return 0
+    return _report(args, result, files, report.table1_markdown)
 
 
 #: Default output folder of ``le-smola-ohsumed``.
@@ -579,9 +566,4 @@ def run_le_smola_ohsumed(args: argparse.Namespace) -> int:
         blas_threads=args.blas_threads, log=_progress(args),
         progress=not args.json and not args.verbose and sys.stderr.isatty())
     files = report.write_le_smola(result, out)
-    if args.json:
-        emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
-    else:
-        print(report.le_smola_markdown(result), end="")
-        print("\nwrote " + ", ".join(str(p) for p in files.values()))
-    return 0
+    return _report(args, result, files, report.le_smola_markdown)
