@@ -62,7 +62,6 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
-from scipy.optimize import linear_sum_assignment
 
 __all__ = [
     "MEASURES",
@@ -598,6 +597,10 @@ def sorted_assignment(
 
 def _assignment(gain: np.ndarray) -> np.ndarray:
     """The order maximizing sum_p gain[order[p], p] (documents x positions), by the LAP."""
+    # imported here: scipy.optimize costs 0.2-0.3 s, which every `cvxrank fit` would pay
+    # when the registry loads this family (benchmarks/bench_one_slack.py)
+    from scipy.optimize import linear_sum_assignment
+
     documents, positions = linear_sum_assignment(gain, maximize=True)
     order = np.empty(documents.size, dtype=np.int64)
     order[positions] = documents
