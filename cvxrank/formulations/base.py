@@ -62,6 +62,13 @@ def data_fingerprint(data: RankingData) -> str:
     return h.hexdigest()[:16]
 
 
+def largest_row_norm(X: np.ndarray | sp.spmatrix) -> float:
+    """The largest Euclidean norm of a row of a dense or sparse matrix (0 without rows)."""
+    squares = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+               else np.einsum("ij,ij->i", X, X))
+    return float(np.sqrt(squares.max(initial=0.0)))
+
+
 def squared_operator_norm(X: np.ndarray | sp.spmatrix, R: sp.spmatrix) -> float:
     r""":data:`LIPSCHITZ_SAFETY` times :math:`\|R X\|_2^2 = \lambda_{\max}(X^\top R^\top R X)`.
 

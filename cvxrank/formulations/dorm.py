@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.formulations.structured import PermutationSVM, _largest_norm
+from cvxrank.formulations.base import largest_row_norm
+from cvxrank.formulations.structured import PermutationSVM
 from cvxrank.oracles.dorm import (
     MEASURES,
     feature_map,
@@ -150,4 +151,4 @@ class DORM(PermutationSVM):
 
     def feature_bound(self, query: _Query) -> float:
         r""":math:`2 \sum_p c_p \max_d \|x_d\| \ge \|\Phi_{ref} - \Phi(\pi)\|`."""
-        return 2.0 * float(np.sum(query.c)) * _largest_norm(query.X)
+        return 2.0 * float(np.sum(query.c)) * largest_row_norm(query.X)

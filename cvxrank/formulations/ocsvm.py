@@ -35,7 +35,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
+from cvxrank.formulations.base import (
+    LossWeighted,
+    ProjectableDual,
+    largest_row_norm,
+    squared_operator_norm,
+)
 from cvxrank.sets import Box, BoxEqualSums
 
 if TYPE_CHECKING:
@@ -531,9 +536,7 @@ class OrdinalSVMSumOfMargins(LossWeighted):
     def gap_floor(self) -> float:
         """``(l - 1) max_i ||x_i||``: the objective sums l - 1 margins between scores of a
         unit-norm w, each at most the largest document norm, and can be 0 at the optimum."""
-        X = self.data.X
-        sq = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
-        return float((self.grades.size - 1) * np.sqrt(np.max(sq)))
+        return float((self.grades.size - 1) * largest_row_norm(self.data.X))
 
     def __init__(self, data: RankingData, *, C: float = 1.0) -> None:
         self._rows = HingeRows(data)  # before C is checked: the check needs the grade counts

@@ -39,13 +39,6 @@ if TYPE_CHECKING:
 MAX_ENUMERATED = 6
 
 
-def _largest_norm(X: Any) -> float:
-    """The largest row norm of a dense or sparse matrix."""
-    squares = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if hasattr(X, "multiply")
-               else np.einsum("ij,ij->i", X, X))
-    return float(np.sqrt(squares.max(initial=0.0)))
-
-
 class PermutationSVM(LossWeighted):
     r"""A structural SVM over the rankings of each query (see the module docstring).
 

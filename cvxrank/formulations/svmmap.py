@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.formulations.structured import PermutationSVM, _largest_norm
+from cvxrank.formulations.base import largest_row_norm
+from cvxrank.formulations.structured import PermutationSVM
 from cvxrank.oracles.svmmap import ap_loss, joint_feature_map, most_violated_ranking
 
 
@@ -84,4 +85,4 @@ class SVMMAP(PermutationSVM):
     def feature_bound(self, query: _Query) -> float:
         r""":math:`2 \max_d \|x_d\| \ge \|\Psi(\pi^*) - \Psi(\pi)\|` (Psi is a mean of
         pair differences with signs)."""
-        return 2.0 * _largest_norm(query.X)
+        return 2.0 * largest_row_norm(query.X)

@@ -55,6 +55,7 @@ import numpy as np
 
 from cvxrank import tolerances
 from cvxrank.capabilities import solver
+from cvxrank.formulations.base import largest_row_norm
 from cvxrank.trace import Callback, Run, TraceRecorder
 
 
@@ -206,9 +207,7 @@ def iteration_bound(formulation, p_star: float,
     C = formulation.C
     X = formulation.X
     delta = float(formulation.evaluate_loss(np.zeros(X.shape[1])).value)
-    row_sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if hasattr(X, "multiply")
-              else np.einsum("ij,ij->i", X, X))
-    R2 = float(np.sum(formulation.pair_weight)) ** 2 * 4.0 * float(row_sq.max(initial=0.0))
+    R2 = float(np.sum(formulation.pair_weight)) ** 2 * 4.0 * largest_row_norm(X) ** 2
     if delta <= 0 or R2 <= 0 or p_star <= 0:
         return 1
     eps = tol * p_star / C
