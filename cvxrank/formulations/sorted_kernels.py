@@ -12,6 +12,14 @@ before each position) and once backward (the lower entries after it):
 Values are centred on each block's mean before the sums, so that :math:`S_2 - 2 u S_1 + n
 u^2` does not lose the digits of a common offset of the scores.
 
+The hinge needs no sums. An active pair's term :math:`c(v_l - v_u)` is the gradient entries
+:math:`c` (of the lower entry) and :math:`-c` (of the upper) times the entries' values, so
+the block's loss is :math:`\sum_t g_t v_t` with :math:`g_t = c\,n^{\uparrow}_t` for a lower
+entry (upper entries before it) and :math:`-c\,n^{\downarrow}_t` for an upper one (lower
+entries after it): one walk of counts per block (Joachims 2006's 1-slack oracle), the values
+centred on the block's middle sorted value (the :math:`g_t` of a block sum to 0, so the
+centre changes only rounding).
+
 Two implementations, bit for bit the same
 ------------------------------------------
 * **compiled** (:func:`block_sums`, :func:`block_hessp`): the loops below, compiled by numba
@@ -115,11 +123,32 @@ def _block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray, upper: n
         lo, hi = ptr[b], ptr[b + 1]
         if hi == lo:
             continue
+        c, m = weight[lo], margin[lo]
+        if not squared:  # hinge: counts only (module docstring), one forward walk
+            centre = values[order[(lo + hi) // 2]]
+            n_lower = 0.0
+            for t in range(lo, hi):
+                if not upper[order[t]]:
+                    n_lower += 1.0
+            up_count = 0.0
+            lo_before = 0.0
+            for t in range(lo, hi):
+                e = order[t]
+                if upper[e]:
+                    count[t] = n_lower - lo_before
+                    step = -(c * count[t])
+                    up_count += 1.0
+                else:
+                    count[t] = up_count
+                    step = c * up_count
+                    lo_before += 1.0
+                value += step * (values[e] - centre)
+                grad[doc[e]] += step
+            continue
         centre = 0.0
         for t in range(lo, hi):
             centre += values[t]
         centre /= hi - lo
-        c, m = weight[lo], margin[lo]
         up_count = 0.0
         up_sum = 0.0
         for t in range(lo, hi):  # forward: upper entries before each lower entry
@@ -130,8 +159,7 @@ def _block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray, upper: n
                 up_sum += v
             else:
                 count[t] = up_count
-                excess = up_count * v - up_sum
-                grad[doc[e]] += 2.0 * c * excess if squared else c * up_count
+                grad[doc[e]] += 2.0 * c * (up_count * v - up_sum)
         lo_count = 0.0
         lo_sum = 0.0
         lo_sq = 0.0
@@ -141,13 +169,9 @@ def _block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray, upper: n
             if upper[e]:
                 count[t] = lo_count
                 excess = lo_sum - lo_count * v
-                if squared:
-                    value += c * (lo_sq - v * (2.0 * lo_sum - lo_count * v))
-                    margin_hinge += c * m * excess
-                    grad[doc[e]] -= 2.0 * c * excess
-                else:
-                    value += c * excess
-                    grad[doc[e]] -= c * lo_count
+                value += c * (lo_sq - v * (2.0 * lo_sum - lo_count * v))
+                margin_hinge += c * m * excess
+                grad[doc[e]] -= 2.0 * c * excess
             else:
                 lo_count += 1.0
                 lo_sum += v
@@ -311,6 +335,8 @@ class BlockLayout:
         self.start = np.repeat(ptr[:-1] - ptr[0], sizes)
         self.stop = np.repeat(ptr[1:] - ptr[0], sizes)
         self.after = self.stop - np.arange(self.n_entries, dtype=np.int64) - 1
+        #: The middle position of each position's block (the hinge pass's centre).
+        self.middle = (self.start + self.stop) // 2
 
     def forward_sums(self, a: np.ndarray) -> np.ndarray:
         """At each position, ``a`` summed over its block's positions up to it (inclusive)."""
@@ -348,28 +374,30 @@ def numpy_block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray,
                      squared: bool) -> tuple[float, np.ndarray, float, np.ndarray]:
     """:func:`block_sums` with numpy, the same numbers (``layout``: :class:`BlockLayout` of
     the blocks' ``ptr``; the other arguments and the results as :func:`block_sums`)."""
-    centre = layout.block_means(values)
-    v = values[order] - centre[layout.block]
     up = upper[order]
     d = doc[order]
     c = weight  # constant over a block: weight[t] is the weight of position t's block
     up_count, lo_count = layout.counts(up)
     count = np.where(up, lo_count, up_count)
+    if not squared:  # hinge: counts only (module docstring)
+        sorted_values = values[order]
+        step = np.where(up, -(c * lo_count), c * up_count)
+        value = _sum_in_order(step * (sorted_values - sorted_values[layout.middle]))
+        grad = np.bincount(d, weights=step, minlength=n_documents).astype(np.float64,
+                                                                          copy=False)
+        return value, grad, 0.0, count
+    centre = layout.block_means(values)
+    v = values[order] - centre[layout.block]
     up_sum = layout.forward_sums(np.where(up, v, 0.0))
     lo_sum = layout.backward_sums(np.where(up, 0.0, v))
+    lo_sq = layout.backward_sums(np.where(up, 0.0, v * v))
     lo_excess = lo_sum - lo_count * v  # of an upper entry (backward loop)
-    if squared:
-        up_excess = up_count * v - up_sum  # of a lower entry (forward loop)
-        lo_sq = layout.backward_sums(np.where(up, 0.0, v * v))
-        two_c = 2.0 * c
-        step = np.where(up, -(two_c * lo_excess), two_c * up_excess)
-        terms = np.where(up, c * (lo_sq - v * (2.0 * lo_sum - lo_count * v)), 0.0)
-        hinge_terms = np.where(up, c * margin * lo_excess, 0.0)
-        margin_hinge = _sum_in_order(hinge_terms[layout.reverse])
-    else:
-        step = np.where(up, -(c * lo_count), c * up_count)
-        terms = np.where(up, c * lo_excess, 0.0)
-        margin_hinge = 0.0
+    up_excess = up_count * v - up_sum  # of a lower entry (forward loop)
+    two_c = 2.0 * c
+    step = np.where(up, -(two_c * lo_excess), two_c * up_excess)
+    terms = np.where(up, c * (lo_sq - v * (2.0 * lo_sum - lo_count * v)), 0.0)
+    hinge_terms = np.where(up, c * margin * lo_excess, 0.0)
+    margin_hinge = _sum_in_order(hinge_terms[layout.reverse])
     value = _sum_in_order(terms[layout.reverse])
     grad = np.bincount(d, weights=step, minlength=n_documents).astype(np.float64, copy=False)
     return value, grad, margin_hinge, count

@@ -49,12 +49,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from cvxrank import tolerances
 from cvxrank.capabilities import solver
+from cvxrank.experiments.timing import blas_threads
 from cvxrank.formulations.base import largest_row_norm
 from cvxrank.trace import Callback, Run, TraceRecorder
 
@@ -70,7 +70,8 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
     Q gets a ridge of :math:`10^{-12} \max_i Q_{ii}` so that it is never singular when cuts
     are collinear); a negative coordinate is met by the longest feasible step towards that
     solution and dropped. Warm-started from ``x0`` (feasible), it takes a few steps per new
-    cut.
+    cut; a start that already solves the QP on its support (the last master's solution with
+    a new cut at 0) is checked by its gradient instead of a solve.
 
     Parameters
     ----------
@@ -95,42 +96,55 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
     if x0 is None or abs(x0.sum() - total) > 1e-9 * total or np.any(x0 < 0):
         x = np.zeros(t)
         x[int(np.argmax(b))] = total
+        solved = False
     else:
         x = x0.astype(np.float64, copy=True)
+        solved = True  # if x0 solves the QP on its support (checked below), skip that solve
     support = x > 0
     ridge = 1e-12 * max(float(np.max(np.diag(Q), initial=0.0)), np.finfo(float).tiny)
     for it in range(max_iter):
         idx = np.flatnonzero(support)
         k = idx.size
-        kkt = np.zeros((k + 1, k + 1))
-        kkt[:k, :k] = Q[np.ix_(idx, idx)] + ridge * np.eye(k)
-        kkt[:k, k] = kkt[k, :k] = 1.0
-        rhs = np.r_[b[idx], total]
-        try:
-            sol = np.linalg.solve(kkt, rhs)
-        except np.linalg.LinAlgError:
-            sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
-        y = sol[:k]
-        if np.all(y >= 0):
+        if solved:
+            solved = False
+            g = Q[:, idx] @ x[idx] + ridge * x - b
+            nu = float(np.mean(g[idx]))
+            if np.ptp(g[idx]) > tol * (1.0 + abs(nu)):
+                continue  # not the support's optimum: solve it
+        else:
+            kkt = np.empty((k + 1, k + 1))
+            kkt[:k, :k] = Q[idx[:, None], idx]
+            kkt.flat[0:k * (k + 2):k + 2] += ridge  # the diagonal of the Q block
+            kkt[:k, k] = kkt[k, :k] = 1.0
+            kkt[k, k] = 0.0
+            rhs = np.empty(k + 1)
+            rhs[:k], rhs[k] = b[idx], total
+            try:
+                sol = np.linalg.solve(kkt, rhs)
+            except np.linalg.LinAlgError:
+                sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+            y = sol[:k]
+            if np.any(y < 0):
+                d = y - x[idx]
+                shrinking = d < 0
+                ratio = np.where(shrinking, x[idx] / np.where(shrinking, -d, 1.0), np.inf)
+                x[idx] += min(1.0, float(ratio.min())) * d
+                drop = idx[x[idx] <= 1e-15 * total]
+                x[drop] = 0.0
+                support[drop] = False
+                if not support.any():
+                    support[int(np.argmax(b))] = True
+                continue
             x = np.zeros(t)
             x[idx] = y
-            nu = -sol[k]  # g = nu on the support
-            violation = nu - (Q @ x + ridge * x - b)
-            violation[idx] = -np.inf
-            j = int(np.argmax(violation))
-            if violation[j] <= tol * (1.0 + abs(nu)):
-                return x, it
-            support[j] = True
-        else:
-            d = y - x[idx]
-            shrinking = d < 0
-            ratio = np.where(shrinking, x[idx] / np.where(shrinking, -d, 1.0), np.inf)
-            x[idx] += min(1.0, float(ratio.min())) * d
-            drop = idx[x[idx] <= 1e-15 * total]
-            x[drop] = 0.0
-            support[drop] = False
-            if not support.any():
-                support[int(np.argmax(b))] = True
+            nu = -float(sol[k])  # g = nu on the support
+            g = Q[:, idx] @ y + ridge * x - b
+        violation = nu - g
+        violation[idx] = -np.inf
+        j = int(np.argmax(violation))
+        if violation[j] <= tol * (1.0 + abs(nu)):
+            return x, it
+        support[j] = True
     return x, max_iter
 
 
@@ -159,23 +173,68 @@ def solve_master_cvxpy(A: np.ndarray, b: np.ndarray, C: float,
     return np.asarray(w.value, dtype=np.float64), float(problem.value)
 
 
-@dataclass
 class WorkingSet:
     """The cuts of a 1-slack run: rows of A, offsets b, their Gram matrix Q and the master's
-    multipliers, the cut 0 first."""
+    multipliers, the cut 0 first (with all the weight, ``C``, at the start).
 
-    A: np.ndarray
-    b: np.ndarray = field(default_factory=lambda: np.zeros(1))
-    Q: np.ndarray = field(default_factory=lambda: np.zeros((1, 1)))
-    lam: np.ndarray = field(default_factory=lambda: np.zeros(1))
+    Stored with spare capacity (doubled when full), so that adding the t-th cut costs O(td)
+    for its row of Q, not a copy of the t x t matrix; :attr:`A`, :attr:`b`, :attr:`Q` and
+    :attr:`lam` are views of the filled part.
+
+    Parameters
+    ----------
+    n_features : int
+    C : float
+    """
+
+    def __init__(self, n_features: int, C: float, capacity: int = 64) -> None:
+        self._A = np.zeros((capacity, n_features))
+        self._b = np.zeros(capacity)
+        self._Q = np.zeros((capacity, capacity))
+        self._lam = np.zeros(capacity)
+        self._lam[0] = C
+        self.size = 1
+
+    @property
+    def A(self) -> np.ndarray:
+        """The cuts' rows a_t, shape (t, d)."""
+        return self._A[:self.size]
+
+    @property
+    def b(self) -> np.ndarray:
+        """The cuts' offsets, shape (t,)."""
+        return self._b[:self.size]
+
+    @property
+    def Q(self) -> np.ndarray:
+        """Their Gram matrix A A^T, shape (t, t)."""
+        return self._Q[:self.size, :self.size]
+
+    @property
+    def lam(self) -> np.ndarray:
+        """The master's multipliers, shape (t,)."""
+        return self._lam[:self.size]
+
+    @lam.setter
+    def lam(self, value: np.ndarray) -> None:
+        self._lam[:self.size] = value
 
     def add(self, a: np.ndarray, offset: float) -> None:
         """Append the cut :math:`a^\\top v + b` (its multiplier starts at 0)."""
+        t = self.size
+        if t == self._b.size:
+            grown = WorkingSet(self._A.shape[1], 0.0, 2 * t)
+            grown._A[:t], grown._b[:t], grown._Q[:t, :t] = self.A, self.b, self.Q
+            grown._lam[:t] = self.lam
+            self._A, self._b, self._Q, self._lam = grown._A, grown._b, grown._Q, grown._lam
         qa = self.A @ a
-        self.Q = np.block([[self.Q, qa[:, None]], [qa[None, :], np.array([[a @ a]])]])
-        self.A = np.vstack([self.A, a])
-        self.b = np.r_[self.b, offset]
-        self.lam = np.r_[self.lam, 0.0]
+        self._Q[t, :t] = qa
+        self._Q[:t, t] = qa
+        self._Q[t, t] = a @ a
+        self._A[t] = a
+        self._b[t] = offset
+        self._lam[t] = 0.0
+        self.size = t + 1
 
     def dual_value(self) -> float:
         """:math:`D(\\lambda) = b^\\top \\lambda - \\tfrac12 \\lambda^\\top Q \\lambda`."""
@@ -259,33 +318,36 @@ def solve_one_slack(
     d = X.shape[1]
     rec = TraceRecorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget,
                         callback=callback)
-    cuts = WorkingSet(A=np.zeros((1, d)), lam=np.array([C]))  # all weight on the cut 0
+    cuts = WorkingSet(d, C)
     w = np.zeros(d)
     best_w, best = w, math.inf
     xi, master_time, k = 0.0, 0.0, 0
-    while True:
-        start = time.perf_counter()
-        ev = f.evaluate_loss(w)
-        a = np.asarray(X.T @ ev.grad, dtype=np.float64).ravel()
-        offset = float(ev.value - a @ w)
-        value = float(0.5 * w @ w + C * ev.value)
-        oracle_time = time.perf_counter() - start
-        if value < best:
-            best, best_w = value, w
-        violation = float(ev.value - xi)
-        cuts.add(a, offset)
-        if not rec.record(k, w=best_w, values=(best, cuts.dual_value()),
-                          extra={"master_time": master_time, "oracle_time": oracle_time,
-                                 "violation": violation, "cuts": cuts.b.size - 1}):
-            break
-        start = time.perf_counter()
-        if master == "active-set":
-            cuts.lam, _ = simplex_qp(cuts.Q, cuts.b, C, cuts.lam)
-            w = cuts.w()
-        else:
-            w, _ = solve_master_cvxpy(cuts.A, cuts.b, C)
-            cuts.lam, _ = simplex_qp(cuts.Q, cuts.b, C, cuts.lam)
-        xi = float(max(0.0, np.max(cuts.A @ w + cuts.b)))
-        master_time = time.perf_counter() - start
-        k += 1
+    # matrix-vector products of d = tens of columns: a second BLAS thread only waits (on 2
+    # shared cores it made the five OHSUMED folds' fits 2-4x slower)
+    with blas_threads(1):
+        while True:
+            start = time.perf_counter()
+            ev = f.evaluate_loss(w)
+            a = np.asarray(X.T @ ev.grad, dtype=np.float64).ravel()
+            offset = float(ev.value - a @ w)
+            value = float(0.5 * w @ w + C * ev.value)
+            oracle_time = time.perf_counter() - start
+            if value < best:
+                best, best_w = value, w
+            violation = float(ev.value - xi)
+            cuts.add(a, offset)
+            if not rec.record(k, w=best_w, values=(best, cuts.dual_value()),
+                              extra={"master_time": master_time, "oracle_time": oracle_time,
+                                     "violation": violation, "cuts": cuts.b.size - 1}):
+                break
+            start = time.perf_counter()
+            if master == "active-set":
+                cuts.lam, _ = simplex_qp(cuts.Q, cuts.b, C, cuts.lam)
+                w = cuts.w()
+            else:
+                w, _ = solve_master_cvxpy(cuts.A, cuts.b, C)
+                cuts.lam, _ = simplex_qp(cuts.Q, cuts.b, C, cuts.lam)
+            xi = float(max(0.0, np.max(cuts.A @ w + cuts.b)))
+            master_time = time.perf_counter() - start
+            k += 1
     return rec.result(best_w, None, k, "1-slack", working_set=cuts)
