@@ -19,6 +19,13 @@ Usage::
         [--max-train-queries N] [--quick] [--backend sequential|processes|dask] [--workers N]
         [--scheduler ADDRESS] [--out results/conerank-table1] [--blas-threads 1] [--verbose]
         [--json]
+    cvxrank reproduce le-smola-ohsumed --data DIR [--folds 1 2 3 4 5] [--select map|ndcg@10]
+        [--C ...] [--svmmap-C ...] [--ranksvm-C ...] [--dorm-c power-0.5 log loglog]
+        [--max-train-queries N] [--quick] [--backend sequential|processes|dask] [--workers N]
+        [--out results/le-smola-ohsumed] [--blas-threads 1] [--verbose] [--json]
+    cvxrank reproduce le-smola-digits [--seed 0] [--targets 0 ... 9] [--folds 5] [--quick]
+        [--backend sequential|processes|dask] [--workers N] [--out results/le-smola-digits]
+        [--blas-threads 1] [--verbose] [--json]
 
 ``chapelle-table3`` is Chapelle & Keerthi (2010), Sect. 5.1, Table 3: on the five LETOR 3.0
 OHSUMED folds under DIR (the ``QueryLevelNorm`` folder holding ``Fold1`` ... ``Fold5``), the
@@ -171,6 +178,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_rankmm_convergence(experiments)
     _register_conerank(experiments)
     _register_le_smola(experiments)
+    _register_le_smola_digits(experiments)
 
 
 
@@ -567,3 +575,70 @@ def run_le_smola_ohsumed(args: argparse.Namespace) -> int:
         progress=not args.json and not args.verbose and sys.stderr.isatty())
     files = report.write_le_smola(result, out)
     return _report(args, result, files, report.le_smola_markdown)
+
+
+#: Default output folder of ``le-smola-digits``.
+LE_SMOLA_DIGITS_OUT = "results/le-smola-digits"
+
+
+def _register_le_smola_digits(experiments: argparse._SubParsersAction) -> None:
+    """Add ``le-smola-digits``."""
+    from cvxrank.experiments.backends import BACKENDS
+    from cvxrank.experiments.le_smola import digits as dg
+
+    p = experiments.add_parser(
+        "le-smola-digits",
+        help="Le & Smola (DORM) Sect. 6.2 / Table 1's protocol on sklearn's load_digits",
+        description="Le & Smola (DORM), Sect. 6.2, Table 1's protocol on scikit-learn's "
+        "load_digits (the stand-in for UCI OptDigits): per target digit (one-vs-rest "
+        "relevance), 50 training and 50 test queries of 100 documents from disjoint pools; "
+        "DORM NDCG@10 (c_i = 1/(i+1)), DORM Prec@10, the hinge RankSVM (ROCArea) and "
+        "LinearSVC (SVM classification), C selected by k-fold CV over the training queries; "
+        "test NDCG@10 x 100 (mean ± std over the test queries). Writes "
+        "le-smola-digits.{md,csv,json}.",
+    )
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of the pools and the query draws (default 0)")
+    p.add_argument("--targets", type=int, nargs="+", choices=dg.TARGETS, default=None,
+                   metavar="T", help="target digits (default 0..9; --quick: "
+                   f"{' '.join(map(str, dg.QUICK['targets']))})")
+    p.add_argument("--folds", type=positive_int, default=None, dest="n_folds", metavar="K",
+                   help=f"cross-validation folds (default {dg.N_FOLDS}; --quick: "
+                   f"{dg.QUICK['n_folds']})")
+    p.add_argument("--quick", action="store_true",
+                   help="a small run for checks: targets 0 1, 10 + 10 queries, 3-fold CV, two "
+                   "C per method (options given explicitly win)")
+    p.add_argument("--backend", choices=BACKENDS, default="sequential",
+                   help="where the jobs run (default sequential)")
+    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                   help="worker processes (default: the number of CPUs)")
+    p.add_argument("--out", metavar="OUTDIR", default=LE_SMOLA_DIGITS_OUT,
+                   help=f"where to write the files (default {LE_SMOLA_DIGITS_OUT})")
+    _add_common(p)
+    p.set_defaults(func=run_le_smola_digits)
+
+
+def run_le_smola_digits(args: argparse.Namespace) -> int:
+    """``reproduce le-smola-digits``."""
+    from cvxrank.experiments.backends import check_backend
+    from cvxrank.experiments.le_smola import digits as dg
+
+    quick = dg.QUICK if args.quick else {}
+
+    def pick(value: Any, name: str, default: Any) -> Any:
+        return value if value is not None else quick.get(name, default)
+
+    specs = dg.method_specs(dorm_C=quick.get("dorm_C", dg.DORM_C_GRID),
+                            ranksvm_C=quick.get("ranksvm_C", dg.RANKSVM_C_GRID),
+                            svc_C=quick.get("svc_C", dg.SVC_C_GRID))
+    check_backend(args.backend, workers=args.workers)
+    out = _out_dir(args.out)
+    result = dg.run_digits(
+        seed=args.seed, targets=pick(args.targets, "targets", dg.TARGETS), specs=specs,
+        n_train_queries=quick.get("n_train_queries", dg.N_QUERIES),
+        n_test_queries=quick.get("n_test_queries", dg.N_QUERIES),
+        n_folds=pick(args.n_folds, "n_folds", dg.N_FOLDS), backend=args.backend,
+        workers=args.workers, blas_threads=args.blas_threads, log=_progress(args),
+        progress=not args.json and not args.verbose and sys.stderr.isatty())
+    files = dg.write_digits(result, out)
+    return _report(args, result, files, dg.digits_markdown)

@@ -130,7 +130,7 @@ class DORM(PermutationSVM):
         self.measure, self.cutoff = parse_measure(loss)
         self.measure_name = str(loss).strip().lower()
         self.c_family, self.d = c_family, float(d)
-        self.name = f"dorm-{self.measure_name}"
+        self.name = f"dorm-{self.measure}"  # the cut-off is a parameter, as c is
         super().__init__(data, C=C)
 
     def _extra_key(self) -> str:

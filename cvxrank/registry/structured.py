@@ -22,6 +22,7 @@ from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.dorm import DORM
 from cvxrank.formulations.structured import PermutationSVM
 from cvxrank.formulations.svmmap import SVMMAP
+from cvxrank.oracles.dorm import MEASURES
 from cvxrank.registry import Entry, register
 from cvxrank.solvers.cutting_plane import solve_cutting_plane
 from cvxrank.validate import RateSpec
@@ -32,9 +33,11 @@ VIEW_QUERIES = 12
 #: Documents kept per query (5! = 120 rankings each).
 VIEW_DOCUMENTS = 5
 
-#: DORM's losses verify checks (Precision at a cut-off below the view's query length: at
-#: n >= 5 every ranking of 5 documents has the same precision, and the loss is 0).
-VERIFY_LOSSES = ("ndcg@10", "mrr", "p@3")
+#: The loss each DORM entry (one per measure, ``dorm-<measure>``: the cut-off is a parameter)
+#: is verified with. The cut-offs are below the view's query length: at n >= 5 every ranking
+#: of 5 documents has the same precision, and the loss is 0.
+VERIFY_LOSS = {measure: {"ndcg": "ndcg@3", "dcg": "dcg@3", "precision": "p@3"}.get(measure, measure)
+               for measure in MEASURES}
 
 LIMITS = {"max_iter": 500, "time_budget": 60.0}
 
@@ -67,9 +70,9 @@ def _make_svmmap(data: RankingData, params: dict[str, Any]) -> SVMMAP:
 _DESCRIPTION = ("n-slack cutting plane (Le & Smola Alg. 2), {oracle}, master QP in CVXPY, "
                 "certified gap; reference: the complete problem over every ranking")
 
-for _loss in VERIFY_LOSSES:
+for _measure, _loss in VERIFY_LOSS.items():
     register(Entry(
-        f"dorm-{_loss}", "dorm", solve_cutting_plane, _bounded, loss=_loss,
+        f"dorm-{_measure}", "dorm", solve_cutting_plane, _bounded, loss=_loss,
         make_formulation=_make_dorm(_loss), limits=LIMITS,
         description=_DESCRIPTION.format(oracle="most violated permutation by linear "
                                                "assignment"),

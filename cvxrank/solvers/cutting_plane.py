@@ -12,7 +12,10 @@ Tsochantaridis et al. 2005 for the structural SVM) and solves the restricted mas
     \min_{w, \xi} \; \tfrac12\|w\|^2 + \kappa \sum_i \xi_i \quad \text{s.t.} \quad
     \xi_i \ge 0, \quad \xi_i \ge c_t - g_t^\top w \;\; (t \in W_i),
 
-with CVXPY (Clarabel). Its multipliers :math:`\lambda_t \ge 0` satisfy :math:`\sum_{t \in
+with CVXPY (Clarabel, :func:`solve_master`; the default) or by hand
+(:func:`solve_master_blocks`: an interior-point start and a joint primal active set over the
+queries' capped simplices, :mod:`cvxrank.solvers.simplex_product_qp`; ``master="blocks"``).
+Its multipliers :math:`\lambda_t \ge 0` satisfy :math:`\sum_{t \in
 W_i} \lambda_t \le \kappa`, and for *any* such :math:`\lambda`
 
 .. math::
@@ -57,6 +60,7 @@ from cvxrank import tolerances
 from cvxrank.capabilities import solver
 from cvxrank.errors import SolverError
 from cvxrank.solvers.rankmm import query_blocks
+from cvxrank.solvers.simplex_product_qp import simplex_product_qp
 from cvxrank.trace import Callback, Run, TraceRecorder
 
 #: A piece enters the working set when it exceeds the master's slack by more than this
@@ -135,52 +139,44 @@ def solve_master(working: WorkingSet, n_blocks: int, kappa: float,
 def solve_master_blocks(working: WorkingSet, n_blocks: int, kappa: float,
                         lam: np.ndarray | None = None, *, tol: float = 1e-10,
                         max_sweeps: int = 500) -> tuple[np.ndarray, np.ndarray]:
-    r"""The restricted master's dual, by hand: block-coordinate ascent over the queries.
+    r"""The restricted master's dual, by hand: an interior-point start and a primal
+    active-set finish over the product of the queries' capped simplices.
 
     The dual of the master is :math:`\max D(\lambda)` over :math:`\lambda \ge 0`,
-    :math:`\sum_{t \in W_i} \lambda_t \le \kappa` per query (:func:`dual_bound`). One
-    sweep maximizes over each query's multipliers in turn, the others fixed: a QP over a
-    capped simplex, solved exactly by the active-set
-    :func:`cvxrank.solvers.one_slack.simplex_qp` (a zero cut stands for the slack of the
-    sum). Sweeps stop when the master's duality gap, :math:`\tfrac12\|w\|^2 + \kappa
-    \sum_i \xi_i(w) - D(\lambda)` at :math:`w = \sum_t \lambda_t g_t`, is at most
-    ``tol`` times the primal side. Block-coordinate ascent on a concave quadratic over a
-    product of simplices converges (linearly; Luo & Tseng 1992), and every iterate is
-    feasible, so :func:`dual_bound` stays a certified bound whenever it stops.
+    :math:`\sum_{t \in W_i} \lambda_t \le \kappa` per query (:func:`dual_bound`), solved
+    by :func:`cvxrank.solvers.simplex_product_qp.simplex_product_qp`: from ``lam`` (a warm
+    start), else from the support guessed by a Mehrotra predictor-corrector interior point
+    (Nocedal & Wright, Alg. 16.4), the primal active-set method (Alg. 16.3) on all the
+    queries' multipliers jointly, one KKT system of the support and one multiplier per
+    query, the low-rank :math:`Q = G G^\top` never formed. It stops at the optimum of a
+    support that satisfies the KKT conditions, or where the master's duality gap,
+    :math:`\tfrac12\|w\|^2 + \kappa \sum_i \xi_i(w) - D(\lambda)` at :math:`w = \sum_t
+    \lambda_t g_t`, is at most ``tol`` times the primal side. Every iterate of the active
+    set is feasible, so :func:`dual_bound` stays a certified bound whenever it stops.
+
+    Parameters
+    ----------
+    working : WorkingSet
+    n_blocks : int
+        Queries (blocks of the working set's ``block``).
+    kappa : float
+        The cap :math:`\kappa = C/m` of each query's multipliers.
+    lam : ndarray or None
+        A warm start (the last master's multipliers, 0 for new cuts); None for a cold start.
+    tol : float
+        Relative duality gap at which to stop.
+    max_sweeps : int
+        At most ``max_sweeps`` times (cuts + queries) active-set iterations.
 
     Returns
     -------
     w, lambda
         As :func:`solve_master`.
     """
-    from cvxrank.solvers.one_slack import simplex_qp
-
-    m = len(working)
-    lam = np.zeros(m) if lam is None or lam.size != m else lam.astype(np.float64, copy=True)
-    G, c, block = working.gradient, working.offset, working.block
-    members = [np.flatnonzero(block == i) for i in range(n_blocks)]
-    grams = {i: G[idx] @ G[idx].T for i, idx in enumerate(members) if idx.size}
-    w = G.T @ lam
-    for _ in range(max_sweeps):
-        for i, idx in enumerate(members):
-            if not idx.size:
-                continue
-            own = lam[idx]
-            rest = w - G[idx].T @ own
-            k = idx.size
-            Q = np.zeros((k + 1, k + 1))
-            Q[:k, :k] = grams[i]
-            b = np.r_[c[idx] - G[idx] @ rest, 0.0]
-            x0 = np.r_[own, kappa - own.sum()]
-            x, _ = simplex_qp(Q, b, kappa, x0 if x0[-1] >= 0 else None)
-            lam[idx] = x[:k]
-            w = rest + G[idx].T @ lam[idx]
-        xi = np.zeros(n_blocks)
-        np.maximum.at(xi, block, c - G @ w)
-        primal = 0.5 * (w @ w) + kappa * xi.sum()
-        if primal - dual_bound(working, lam) <= tol * max(abs(primal), np.finfo(float).tiny):
-            break
-    return w, lam
+    G, c = working.gradient, working.offset
+    lam, _ = simplex_product_qp(G, c, working.block, n_blocks, kappa, lam, gap_tol=tol,
+                                max_iter=max_sweeps * (len(working) + n_blocks))
+    return G.T @ lam, lam
 
 
 def dual_bound(working: WorkingSet, lam: np.ndarray) -> float:
