@@ -441,7 +441,7 @@ def main() -> None:
                          f"{m:.3f}", f"{o:.3f}", f"{t - m - o:.3f}", f"{m / t:.0%}",
                          f"{1e3 * o / calls:.2f}", f"{1e3 * m / max(masters, 1):.2f}"])
     print("\n1-slack: where the solver clock goes (five-fold sums; 'other' = set-up, adding "
-          "the cut to the working set (Q grown by np.block), the dual value, the trace)\n")
+          "the cut to the working set (a row of Q), the dual value, the trace)\n")
     print(markdown_table(headers, rows))
     check_no_recompile()
 
