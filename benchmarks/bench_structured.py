@@ -17,11 +17,11 @@ Issue 9's "Performance" items for the structured solvers, in one process, one BL
      ``run.info["working_set"]`` of ``solve_one_slack``; its first t cuts are the working
      set of the t-th master. ``simplex_qp`` cold (from the vertex) and warm (from the
      previous master's multipliers, as the solver calls it) against ``solve_master_cvxpy``;
-   * n-slack (SVM MAP and RankMM "average" on OHSUMED Fold1 vali at C = 10; DORM NDCG@10 on
-     Fold1 train at C = 1): every master's working set captured while
+   * n-slack (SVM MAP and RankMM "average" on OHSUMED Fold1 vali at C = 10): every master's
+     working set captured while
      ``solve_cutting_plane(f, master="cvxpy")`` runs (a wrapper around
      ``cutting_plane.solve_master`` copies it); ``solve_master_blocks`` (tol 1e-10) cold
-     and warm (from the previous master's multipliers, 0 for new cuts, as the solver does)
+     (as the solver runs it) and warm (from the previous master's multipliers, 0 for new cuts)
      against ``solve_master`` (CVXPY, Clarabel at its defaults, as the solver calls it).
 
    "CVXPY" is the library's whole call (problem construction, canonicalization, Clarabel);

@@ -79,7 +79,7 @@ class WorkingSet:
         self.block = np.zeros(0, dtype=np.int64)
         self.support: list[tuple[np.ndarray, np.ndarray] | None] = []
         self.idle = np.zeros(0, dtype=np.int64)
-        self.multiplier = np.zeros(0)  # the last master's, a warm start (0 for new pieces)
+        self.multiplier = np.zeros(0)  # the last master's (0 for new pieces)
 
     def __len__(self) -> int:
         return int(self.offset.size)
@@ -252,7 +252,7 @@ def solve_cutting_plane(
         CVXPY solver of the master QP (``master="cvxpy"``).
     master : {"cvxpy", "blocks"}
         The master by CVXPY (:func:`solve_master`) or by hand (:func:`solve_master_blocks`,
-        warm-started from the last multipliers).
+        from the interior point's start at every iteration).
     prune_after : int
         Drop a piece after this many consecutive master solves with a zero multiplier.
 
@@ -320,9 +320,12 @@ def solve_cutting_plane(
         try:
             if master == "blocks":
                 # to a gap well below the outer one: an inexact master only slows the
-                # bound, which any feasible lambda certifies
+                # bound, which any feasible lambda certifies. Cold (the interior point's
+                # support guess): from the last multipliers, with one new cut per query at
+                # 0, the active set took 300-550 steps a master on SVM MAP (OHSUMED Fold1,
+                # C = 100; 3.4 s in all against 0.59 s cold and CVXPY's 1.4 s)
                 outer = (best_p - best_d) / max(abs(best_p), np.finfo(float).tiny)
-                w, lam = solve_master_blocks(working, n_blocks, kappa, working.multiplier,
+                w, lam = solve_master_blocks(working, n_blocks, kappa,
                                              tol=sharpen * max(outer, tol))
             else:
                 w, lam = solve_master(working, n_blocks, kappa, master_solver)
