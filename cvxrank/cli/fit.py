@@ -243,12 +243,20 @@ def run_fit(args: argparse.Namespace) -> int:
             grades = formulation.predict_grades(fit.w, X_test)
             report["grade_accuracy"] = float(np.mean(grades == test.y))
             report["grade_mae"] = float(np.mean(np.abs(grades - test.y)))
+    model_doc = None
     if args.save_model:
         model_doc = {key: report[key] for key in ("method", "loss", "C", "solver", "objective")}
         model_doc["w"] = fit.w[:d]
         if ordinal:
             model_doc["thresholds"] = formulation.split(fit.w)[1]
             model_doc["grades"] = formulation.grades
+    return _finish(args, report, model_doc)
+
+
+def _finish(args: argparse.Namespace, report: dict[str, Any],
+            model_doc: dict[str, Any] | None) -> int:
+    """Save ``model_doc`` to ``--save-model`` (when given) and print the report."""
+    if model_doc is not None:
         Path(args.save_model).write_text(json.dumps(to_jsonable(model_doc), indent=2) + "\n")
     if args.json:
         emit_json(report)
@@ -337,17 +345,13 @@ def run_fit_conerank(args: argparse.Namespace) -> int:
         report["preset"] = args.preset
         report.update(measure_scores(test, scores, convention=convention, preset=args.preset,
                                      k=args.k))
+    model_doc = None
     if args.save_model:
         model_doc = {key: report[key] for key in ("method", "loss", "variant", "K", "solver",
                                                   "objective", "scoring")}
         model_doc["U"] = U
         model_doc["v"] = v
-        Path(args.save_model).write_text(json.dumps(to_jsonable(model_doc), indent=2) + "\n")
-    if args.json:
-        emit_json(report)
-    else:
-        print(format_report(report))
-    return 0
+    return _finish(args, report, model_doc)
 
 
 def format_report(report: dict[str, Any]) -> str:

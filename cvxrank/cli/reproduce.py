@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,31 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
+def _add_parallel(parser: argparse.ArgumentParser, out: str, *, scheduler: bool = True) -> None:
+    """``--backend``, ``--workers``, ``--scheduler`` (unless False) and ``--out`` (default
+    ``out``) of an experiment whose tasks run on a backend."""
+    from cvxrank.experiments.backends import BACKENDS
+
+    parser.add_argument("--backend", choices=BACKENDS, default="sequential",
+                        help="where the tasks run (default sequential)")
+    parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                        help="worker processes (default: the number of CPUs)")
+    if scheduler:
+        parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                            help="a running Dask scheduler (dask backend)")
+    parser.add_argument("--out", metavar="OUTDIR", default=out,
+                        help=f"where to write the files (default {out})")
+
+
+def _picker(quick: dict[str, Any]) -> Callable[[Any, str, Any], Any]:
+    """``pick(value, name, default)``: an option given explicitly, else ``--quick``'s value
+    (``quick[name]``), else the default."""
+    def pick(value: Any, name: str, default: Any) -> Any:
+        return value if value is not None else quick.get(name, default)
+
+    return pick
+
+
 def _progress(args: argparse.Namespace) -> Any:
     if not args.verbose:
         return None
@@ -246,7 +272,6 @@ def run_fig3(args: argparse.Namespace) -> int:
 def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
     """Add ``agarwal-collins-fig1``."""
     from cvxrank.experiments import agarwal_collins as ac
-    from cvxrank.experiments.backends import BACKENDS
 
     fig1 = experiments.add_parser(
         "agarwal-collins-fig1",
@@ -288,14 +313,7 @@ def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
     fig1.add_argument("--max-train-queries", type=positive_int, default=None,
                       dest="max_train_queries", metavar="N",
                       help="train on the first N queries of each fold only")
-    fig1.add_argument("--backend", choices=BACKENDS, default="sequential",
-                      help="where the tasks run (default sequential)")
-    fig1.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                      help="worker processes (default: the number of CPUs)")
-    fig1.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                      help="a running Dask scheduler (dask backend)")
-    fig1.add_argument("--out", metavar="OUTDIR", default=FIG1_OUT,
-                      help=f"where to write the files (default {FIG1_OUT})")
+    _add_parallel(fig1, FIG1_OUT)
     _add_common(fig1)
     fig1.set_defaults(func=run_agarwal_collins_fig1)
 
@@ -393,7 +411,6 @@ CONERANK_QUICK = {"passes": 3, "sweep_K": [2, 4], "ranksvm_C": [1e-2, 1.0],
 def _register_conerank(experiments: argparse._SubParsersAction) -> None:
     """Add ``conerank-table1``."""
     from cvxrank.experiments import conerank as cr
-    from cvxrank.experiments.backends import BACKENDS
 
     t1 = experiments.add_parser(
         "conerank-table1",
@@ -445,14 +462,7 @@ def _register_conerank(experiments: argparse._SubParsersAction) -> None:
     t1.add_argument("--quick", action="store_true",
                     help="a small run for checks: 3 passes, K in 2 4, RankSVM C in 0.01 1, the "
                     "first 50 training queries (options given explicitly win)")
-    t1.add_argument("--backend", choices=BACKENDS, default="sequential",
-                    help="where the tasks run (default sequential)")
-    t1.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                    help="worker processes (default: the number of CPUs)")
-    t1.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                    help="a running Dask scheduler (dask backend)")
-    t1.add_argument("--out", metavar="OUTDIR", default=CONERANK_OUT,
-                    help=f"where to write the files (default {CONERANK_OUT})")
+    _add_parallel(t1, CONERANK_OUT)
     _add_common(t1)
     t1.set_defaults(func=run_conerank_table1)
 
@@ -466,8 +476,7 @@ def run_conerank_table1(args: argparse.Namespace) -> int:
 
     quick = CONERANK_QUICK if args.quick else {}
 
-    def pick(value: Any, name: str, default: Any) -> Any:
-        return value if value is not None else quick.get(name, default)
+    pick = _picker(quick)
 
     passes = pick(args.passes, "passes", cr.PASSES)
     sweep_K = pick(args.sweep_K, "sweep_K", list(cr.K_GRID))
@@ -498,7 +507,6 @@ LE_SMOLA_OUT = "results/le-smola-ohsumed"
 def _register_le_smola(experiments: argparse._SubParsersAction) -> None:
     """Add ``le-smola-ohsumed``."""
     from cvxrank.experiments import le_smola as ls
-    from cvxrank.experiments.backends import BACKENDS
 
     p = experiments.add_parser(
         "le-smola-ohsumed",
@@ -535,14 +543,7 @@ def _register_le_smola(experiments: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true",
                    help="a small run for checks: two C per method, DORM c = power-0.5, the "
                    "first 20 training queries (options given explicitly win)")
-    p.add_argument("--backend", choices=BACKENDS, default="sequential",
-                   help="where the tasks run (default sequential)")
-    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                   help="worker processes (default: the number of CPUs)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="a running Dask scheduler (dask backend)")
-    p.add_argument("--out", metavar="OUTDIR", default=LE_SMOLA_OUT,
-                   help=f"where to write the files (default {LE_SMOLA_OUT})")
+    _add_parallel(p, LE_SMOLA_OUT)
     _add_common(p)
     p.set_defaults(func=run_le_smola_ohsumed)
 
@@ -556,8 +557,7 @@ def run_le_smola_ohsumed(args: argparse.Namespace) -> int:
 
     quick = ls.QUICK if args.quick else {}
 
-    def pick(value: Any, name: str, default: Any) -> Any:
-        return value if value is not None else quick.get(name, default)
+    pick = _picker(quick)
 
     specs = protocol.method_specs(
         dorm_variants=pick(args.dorm_variants, "dorm_variants", ls.DEFAULT_DORM_VARIANTS),
@@ -583,7 +583,6 @@ LE_SMOLA_DIGITS_OUT = "results/le-smola-digits"
 
 def _register_le_smola_digits(experiments: argparse._SubParsersAction) -> None:
     """Add ``le-smola-digits``."""
-    from cvxrank.experiments.backends import BACKENDS
     from cvxrank.experiments.le_smola import digits as dg
 
     p = experiments.add_parser(
@@ -608,12 +607,7 @@ def _register_le_smola_digits(experiments: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true",
                    help="a small run for checks: targets 0 1, 10 + 10 queries, 3-fold CV, two "
                    "C per method (options given explicitly win)")
-    p.add_argument("--backend", choices=BACKENDS, default="sequential",
-                   help="where the jobs run (default sequential)")
-    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                   help="worker processes (default: the number of CPUs)")
-    p.add_argument("--out", metavar="OUTDIR", default=LE_SMOLA_DIGITS_OUT,
-                   help=f"where to write the files (default {LE_SMOLA_DIGITS_OUT})")
+    _add_parallel(p, LE_SMOLA_DIGITS_OUT, scheduler=False)
     _add_common(p)
     p.set_defaults(func=run_le_smola_digits)
 
@@ -625,8 +619,7 @@ def run_le_smola_digits(args: argparse.Namespace) -> int:
 
     quick = dg.QUICK if args.quick else {}
 
-    def pick(value: Any, name: str, default: Any) -> Any:
-        return value if value is not None else quick.get(name, default)
+    pick = _picker(quick)
 
     specs = dg.method_specs(dorm_C=quick.get("dorm_C", dg.DORM_C_GRID),
                             ranksvm_C=quick.get("ranksvm_C", dg.RANKSVM_C_GRID),

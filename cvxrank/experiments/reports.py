@@ -47,6 +47,21 @@ def write_csv(path: Path, fields: Sequence[str], rows: Sequence[dict[str, Any]])
             writer.writerow({k: csv_value(row.get(k, "")) for k in fields})
 
 
+
+def write_table_files(out_dir: str | Path, stem: str, markdown: str, fields: Sequence[str],
+                      rows: Sequence[dict[str, Any]], payload: dict[str, Any]) -> dict[str, Path]:
+    """Write ``<stem>.md`` (``markdown``), ``<stem>.csv`` (``rows`` under ``fields``) and
+    ``<stem>.json`` (``payload``) into ``out_dir`` (created); return their paths by kind."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"markdown": out / f"{stem}.md", "csv": out / f"{stem}.csv",
+             "json": out / f"{stem}.json"}
+    files["markdown"].write_text(markdown, encoding="utf-8")
+    write_csv(files["csv"], fields, rows)
+    files["json"].write_text(json.dumps(payload, indent=2, default=float) + "\n",
+                             encoding="utf-8")
+    return files
+
 # --------------------------------------------------------------------------- LETOR grid
 
 

@@ -9,6 +9,7 @@ smallest C, the most regularized model). Points whose task failed are skipped.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from cvxrank.errors import CvxrankError
@@ -40,6 +41,27 @@ def check_measure(measure: str, *, preset: str, k: int) -> str:
                          + (" or mean_ndcg" if "mean_ndcg" in known else "")
                          + f" (preset {preset}, k = {k})")
     return name
+
+
+def check_C_grids(**grids: Sequence[float]) -> None:
+    """Refuse an empty C grid or a C that is not a finite positive number.
+
+    Parameters
+    ----------
+    **grids
+        Method name -> its C grid.
+
+    Raises
+    ------
+    ValueError
+        Naming the method.
+    """
+    for name, grid in grids.items():
+        if not grid:
+            raise ValueError(f"{name}: empty C grid")
+        bad = [c for c in grid if not (math.isfinite(c) and c > 0)]
+        if bad:
+            raise ValueError(f"{name}: C must be finite and > 0, got {bad[0]}")
 
 
 def select_best(results: Sequence[TaskResult], measure: str, *, split: str = "vali") -> int:

@@ -56,7 +56,6 @@ runs a target's jobs and builds its queries once (:func:`load_queries` is cached
 from __future__ import annotations
 
 import functools
-import json
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -70,8 +69,8 @@ from cvxrank.data.ranking_data import RankingData
 from cvxrank.errors import CvxrankError
 from cvxrank.experiments.le_smola import DORM_LOSS
 from cvxrank.experiments.le_smola.protocol import TOL
-from cvxrank.experiments.reports import markdown_table, write_csv
-from cvxrank.experiments.selection import TIE_BREAK
+from cvxrank.experiments.reports import markdown_table, write_table_files
+from cvxrank.experiments.selection import TIE_BREAK, check_C_grids
 from cvxrank.experiments.tasks import TASK_FAILURES
 
 #: The paper's sizes: 50 queries of 100 documents (training and, here, test alike).
@@ -144,12 +143,7 @@ def method_specs(*, dorm_C: Sequence[float] = DORM_C_GRID,
     ValueError
         For an empty grid or a C that is not a finite positive number.
     """
-    for name, grid in (("DORM", dorm_C), ("RankSVM", ranksvm_C), ("LinearSVC", svc_C)):
-        if not grid:
-            raise ValueError(f"{name}: empty C grid")
-        bad = [c for c in grid if not (math.isfinite(c) and c > 0)]
-        if bad:
-            raise ValueError(f"{name}: C must be finite and > 0, got {bad[0]}")
+    check_C_grids(DORM=dorm_C, RankSVM=ranksvm_C, LinearSVC=svc_C)
     c = (("c_family", "power"), ("d", 1.0))
     dorm = tuple(sorted(set(dorm_C)))
     return [
@@ -594,13 +588,6 @@ def csv_rows(result: DigitsResult) -> list[dict[str, Any]]:
 
 def write_digits(result: DigitsResult, out_dir: str | Path) -> dict[str, Path]:
     """Write ``le-smola-digits.{md,csv,json}`` into ``out_dir``."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    files = {"markdown": out / "le-smola-digits.md", "csv": out / "le-smola-digits.csv",
-             "json": out / "le-smola-digits.json"}
-    files["markdown"].write_text(digits_markdown(result), encoding="utf-8")
-    write_csv(files["csv"], CSV_FIELDS, csv_rows(result))
-    files["json"].write_text(json.dumps(result.to_dict(), indent=2, default=float) + "\n",
-                             encoding="utf-8")
-    return files
+    return write_table_files(out_dir, "le-smola-digits", digits_markdown(result), CSV_FIELDS,
+                             csv_rows(result), result.to_dict())
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from cvxrank.experiments.le_smola import (
     SVMMAP_C_GRID,
 )
 from cvxrank.experiments.letor import EVALUATED, FoldSelection, check_letor_dir, find_folds
-from cvxrank.experiments.selection import TIE_BREAK, check_measure, select_best
+from cvxrank.experiments.selection import TIE_BREAK, check_C_grids, check_measure, select_best
 from cvxrank.experiments.sources import LetorFold
 from cvxrank.experiments.tasks import Task, TaskResult
 
@@ -59,12 +58,7 @@ def method_specs(*, dorm_variants: Sequence[str] = DEFAULT_DORM_VARIANTS,
     ValueError
         For an unknown DORM variant or a C that is not a finite positive number.
     """
-    for name, grid in (("DORM", dorm_C), ("SVM MAP", svmmap_C), ("RankSVM", ranksvm_C)):
-        if not grid:
-            raise ValueError(f"{name}: empty C grid")
-        bad = [c for c in grid if not (math.isfinite(c) and c > 0)]
-        if bad:
-            raise ValueError(f"{name}: C must be finite and > 0, got {bad[0]}")
+    check_C_grids(**{"DORM": dorm_C, "SVM MAP": svmmap_C, "RankSVM": ranksvm_C})
     unknown = [v for v in dorm_variants if v not in DORM_VARIANTS]
     if unknown:
         raise ValueError(f"unknown DORM variant {unknown[0]!r}; known: "

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from cvxrank.experiments.le_smola.protocol import MEASURES, LeSmolaResult
-from cvxrank.experiments.reports import markdown_table, write_csv
+from cvxrank.experiments.reports import markdown_table, write_table_files
 
 #: Columns of the CSV (one row per method and fold, then the method's mean).
 CSV_FIELDS = ("method", "fold", "selected_C", *MEASURES, "support_vectors", "cuts",
@@ -71,12 +70,5 @@ def csv_rows(result: LeSmolaResult) -> list[dict[str, Any]]:
 
 def write_le_smola(result: LeSmolaResult, out_dir: str | Path) -> dict[str, Path]:
     """Write ``le-smola-ohsumed.{md,csv,json}`` into ``out_dir``."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    files = {"markdown": out / "le-smola-ohsumed.md", "csv": out / "le-smola-ohsumed.csv",
-             "json": out / "le-smola-ohsumed.json"}
-    files["markdown"].write_text(le_smola_markdown(result), encoding="utf-8")
-    write_csv(files["csv"], CSV_FIELDS, csv_rows(result))
-    files["json"].write_text(json.dumps(result.to_dict(), indent=2, default=float) + "\n",
-                             encoding="utf-8")
-    return files
+    return write_table_files(out_dir, "le-smola-ohsumed", le_smola_markdown(result), CSV_FIELDS,
+                             csv_rows(result), result.to_dict())
