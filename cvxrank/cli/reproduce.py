@@ -233,6 +233,11 @@ def _progress(args: argparse.Namespace) -> Any:
     return lambda line: print(line, file=sys.stderr, flush=True)
 
 
+def _progress_bar(args: argparse.Namespace) -> bool:
+    """A progress bar on stderr: only on a terminal, and not with ``--json`` or
+    ``--verbose``."""
+    return not args.json and not args.verbose and sys.stderr.isatty()
+
 def _out_dir(path: str) -> Path:
     """Create the output folder now, so that a bad path fails before the long run."""
     out = Path(path)
@@ -495,7 +500,7 @@ def run_conerank_table1(args: argparse.Namespace) -> int:
         sweep_all_seeds=args.sweep_all_seeds, ranksvm_C=ranksvm_C, spectrum=args.spectrum,
         max_train_queries=max_train_queries, backend=args.backend, workers=args.workers,
         scheduler=args.scheduler, blas_threads=args.blas_threads, progress=_progress(args),
-        progress_bar=not args.json and not args.verbose and sys.stderr.isatty())
+        progress_bar=_progress_bar(args))
     files = report.write_table1(result, out)
     return _report(args, result, files, report.table1_markdown)
 
@@ -572,7 +577,7 @@ def run_le_smola_ohsumed(args: argparse.Namespace) -> int:
         max_train_queries=pick(args.max_train_queries, "max_train_queries", None),
         backend=args.backend, workers=args.workers, scheduler=args.scheduler,
         blas_threads=args.blas_threads, log=_progress(args),
-        progress=not args.json and not args.verbose and sys.stderr.isatty())
+        progress=_progress_bar(args))
     files = report.write_le_smola(result, out)
     return _report(args, result, files, report.le_smola_markdown)
 
@@ -632,6 +637,6 @@ def run_le_smola_digits(args: argparse.Namespace) -> int:
         n_test_queries=quick.get("n_test_queries", dg.N_QUERIES),
         n_folds=pick(args.n_folds, "n_folds", dg.N_FOLDS), backend=args.backend,
         workers=args.workers, blas_threads=args.blas_threads, log=_progress(args),
-        progress=not args.json and not args.verbose and sys.stderr.isatty())
+        progress=_progress_bar(args))
     files = dg.write_digits(result, out)
     return _report(args, result, files, dg.digits_markdown)
