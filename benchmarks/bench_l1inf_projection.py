@@ -53,9 +53,9 @@ import numpy as np
 from _common import add_common_args, markdown_table, median_time, print_machine, verdict
 
 from cvxrank import l1inf_kernels
-from cvxrank.experiments.timing import blas_threads
 from cvxrank.reference import SOLVER_OPTIONS
 from cvxrank.sets import L1InfBall
+from cvxrank.threads import blas_threads
 
 TARGET = 1000.0
 

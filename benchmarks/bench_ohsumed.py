@@ -41,8 +41,9 @@ from cvxrank.baselines import fit_linearsvc_pairs
 from cvxrank.data import read_letor_fold
 from cvxrank.experiments.chapelle import DEFAULT_C
 from cvxrank.experiments.tasks import fit_timed
-from cvxrank.experiments.timing import blas_threads, timed
+from cvxrank.experiments.timing import timed
 from cvxrank.formulations.ranksvm import RankSVM
+from cvxrank.threads import blas_threads
 from cvxrank.tolerances import relative_gap
 
 TARGET = 20.0

@@ -78,11 +78,11 @@ from _common import (
 
 from cvxrank.baselines import pair_differences
 from cvxrank.data import read_svmlight
-from cvxrank.experiments.timing import blas_threads
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.reference import solve_reference
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.one_slack import solve_one_slack
+from cvxrank.threads import blas_threads
 from cvxrank.tolerances import within
 
 #: svm_rank's five-fold whole-process seconds on OHSUMED (issue 9), by svm_rank's c.

@@ -35,11 +35,11 @@ import numpy as np
 from _common import OHSUMED, add_common_args, markdown_table, print_machine
 
 from cvxrank.data import count_pairs, read_svmlight
-from cvxrank.experiments.timing import blas_threads
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
 from cvxrank.reference import solve_reference
 from cvxrank.solvers.cutting_plane import solve_cutting_plane
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
+from cvxrank.threads import blas_threads
 from cvxrank.tolerances import FAST_SOLVER_GAP
 
 CVXRANK = Path(sys.executable).with_name("cvxrank")

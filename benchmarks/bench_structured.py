@@ -61,7 +61,6 @@ from _common import (
 
 from cvxrank.data import read_letor_fold
 from cvxrank.experiments.tasks import fit_timed
-from cvxrank.experiments.timing import blas_threads
 from cvxrank.formulations.dorm import DORM
 from cvxrank.formulations.rankmm import RankMM
 from cvxrank.formulations.ranksvm import RankSVM
@@ -82,6 +81,7 @@ from cvxrank.solvers.cutting_plane import (
     solve_master_blocks,
 )
 from cvxrank.solvers.one_slack import simplex_qp, solve_master_cvxpy, solve_one_slack
+from cvxrank.threads import blas_threads
 
 SIZES = (50, 100, 200)
 D = 45

@@ -20,11 +20,11 @@ from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import write_svmlight
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.estimators import ConeRankRanker, MethodRanker
-from cvxrank.experiments.timing import blas_threads
 from cvxrank.fitting import CONERANK_PASSES, fit_conerank, fit_formulation
 from cvxrank.formulations.conerank import ConeRank
 from cvxrank.metrics import evaluate
 from cvxrank.solvers.conerank import linear_direction, vote_scores
+from cvxrank.threads import blas_threads
 
 
 @pytest.fixture(autouse=True)

@@ -20,10 +20,10 @@ from cvxrank.experiments.letor import GridResult, run_letor_grid
 from cvxrank.experiments.selection import select_best
 from cvxrank.experiments.sources import LetorFold
 from cvxrank.experiments.tasks import Task, TaskResult
-from cvxrank.experiments.timing import blas_threads
 from cvxrank.fitting import fit_formulation
 from cvxrank.methods import get
 from cvxrank.metrics import evaluate
+from cvxrank.threads import blas_threads
 
 #: C values of the small synthetic grid (the selections differ between the folds).
 C_VALUES = (1e-3, 1e-2, 1e-1, 1.0)

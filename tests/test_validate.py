@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from cvxrank import tolerances
-from cvxrank.cli.common import to_jsonable
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.formulations.ranksvm import RankSVM
+from cvxrank.jsonable import to_jsonable
 from cvxrank.reference import solve_reference
 from cvxrank.solvers import solve_accelerated_gradient, solve_projected_gradient
 from cvxrank.trace import Run, Trace

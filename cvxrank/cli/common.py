@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from cvxrank.errors import CvxrankError, DataFormatError, UsageError
+from cvxrank.jsonable import to_jsonable
 
 if TYPE_CHECKING:  # the heavy modules are imported where they are used (fast --help)
     import numpy as np
@@ -147,31 +148,6 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object to stdout instead of text"
     )
-
-
-def to_jsonable(value: Any) -> Any:
-    """Convert numpy scalars/arrays, paths and tuples into plain JSON values.
-
-    Non-finite floats become ``null`` so that the output is strict JSON.
-    """
-    import numpy as np
-
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return [to_jsonable(v) for v in value.tolist()]
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, (np.bool_, bool)):
-        return bool(value)
-    if isinstance(value, (np.integer, int)):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        f = float(value)
-        return f if math.isfinite(f) else None
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    return value
 
 
 def emit_json(obj: Mapping[str, Any], stream: Any = None) -> None:

@@ -393,7 +393,7 @@ def run_rankmm_convergence(args: argparse.Namespace) -> int:
     """``reproduce rankmm-convergence``."""
     from cvxrank.cli.common import load_data
     from cvxrank.experiments import rankmm_convergence as rc
-    from cvxrank.experiments.timing import blas_threads
+    from cvxrank.threads import blas_threads
 
     if args.data is None:
         data, source = rc.synthetic_instance(), "synthetic (seed 0)"

@@ -31,7 +31,7 @@ from typing import Any
 
 from cvxrank.errors import CvxrankError
 from cvxrank.experiments.tasks import run_task
-from cvxrank.experiments.timing import blas_threads as limit_blas
+from cvxrank.threads import blas_threads as limit_blas
 
 #: The backends of :func:`run_tasks`.
 BACKENDS = ("sequential", "processes", "dask")

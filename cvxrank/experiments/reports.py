@@ -161,7 +161,7 @@ def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
     dict
         ``{"markdown", "csv", "points_csv", "json"[, "png"]}`` to paths.
     """
-    from cvxrank.cli.common import to_jsonable
+    from cvxrank.jsonable import to_jsonable
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

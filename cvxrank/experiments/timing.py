@@ -1,4 +1,4 @@
-"""Timing helpers of the experiments: BLAS threads, repeated timed calls, peak memory, slopes.
+"""Timing helpers of the experiments: repeated timed calls, peak memory, slopes.
 
 Which clock is which (the convention of every experiment and report):
 
@@ -13,33 +13,14 @@ Which clock is which (the convention of every experiment and report):
 
 from __future__ import annotations
 
-import contextlib
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import numpy as np
 
 T = TypeVar("T")
-
-
-@contextlib.contextmanager
-def blas_threads(n: int | None) -> Iterator[None]:
-    """Limit the BLAS thread pools to ``n`` threads inside the block (None or <= 0: as is).
-
-    On a shared machine with few cores a multi-threaded BLAS can spin-wait on busy cores and
-    make a small matrix-vector product a hundred times slower; timing runs are steadier with
-    one thread (``threadpoolctl``, a scikit-learn dependency). One thread everywhere also
-    makes the floating-point results the same in every process, whatever the backend.
-    """
-    if n is None or n <= 0:
-        yield
-        return
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=int(n), user_api="blas"):
-        yield
 
 
 def timed(fn: Callable[[], T]) -> tuple[T, float]:

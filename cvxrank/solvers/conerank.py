@@ -49,7 +49,6 @@ import numpy as np
 
 from cvxrank import tolerances
 from cvxrank.capabilities import solver
-from cvxrank.experiments.timing import blas_threads
 from cvxrank.formulations.conerank import (
     BasisUpdate,
     ConePairs,
@@ -58,6 +57,7 @@ from cvxrank.formulations.conerank import (
     coefficient_set,
     objective,
 )
+from cvxrank.threads import blas_threads
 from cvxrank.trace import Callback, Run, TraceRecorder
 
 FoldInMethod = Literal["pg", "eg", "sg-paper", "eg-paper"]

@@ -54,8 +54,8 @@ import numpy as np
 
 from cvxrank import tolerances
 from cvxrank.capabilities import solver
-from cvxrank.experiments.timing import blas_threads
 from cvxrank.formulations.base import largest_row_norm
+from cvxrank.threads import blas_threads
 from cvxrank.trace import Callback, Run, TraceRecorder
 
 

@@ -232,7 +232,7 @@ def write_fig1(result: Fig1Result, out_dir: str | Path) -> dict[str, Path]:
     dict
         ``{"markdown", "csv", "points_csv", "json", "png"}`` to paths.
     """
-    from cvxrank.cli.common import to_jsonable
+    from cvxrank.jsonable import to_jsonable
     from cvxrank.plots import new_figure
 
     out = Path(out_dir)

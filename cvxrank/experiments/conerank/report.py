@@ -426,7 +426,7 @@ def plot_spectrum(result: Table1Result, fig: Any) -> None:
 
 def write_table1(result: Table1Result, out_dir: str | Path) -> dict[str, Path]:
     """Write every file into ``out_dir``; return ``{kind: path}``."""
-    from cvxrank.cli.common import to_jsonable
+    from cvxrank.jsonable import to_jsonable
     from cvxrank.plots import new_figure
 
     out = Path(out_dir)
