@@ -3,9 +3,9 @@
 Tran & Pham's Alg. 2 (Sect. 4.3) folds every pair (l, m) of a test query in without
 constraints (least squares, :math:`w = U^+ (x_l - x_m)`) and gives a vote to l when the
 coefficients sum to more than 0, else to m: :math:`O(n_q^2 (N + K))` per query of
-:math:`n_q` documents (:func:`cvxrank.solvers.conerank.vote_scores`). Since
+:math:`n_q` documents (:func:`cvxrank.formulations.conerank.vote_scores`). Since
 :math:`1^\\top U^+ (x_l - x_m) = v^\\top x_l - v^\\top x_m` with :math:`v = (U^+)^\\top 1`
-(:func:`cvxrank.solvers.conerank.linear_direction`), the vote prefers l exactly when the
+(:func:`cvxrank.formulations.conerank.linear_direction`), the vote prefers l exactly when the
 linear score :math:`v^\\top x` of l is higher, so scoring by :math:`X v`, :math:`O(n_q N)`,
 gives the same ranking up to ties.
 
@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 from _common import add_common_args, markdown_table, median_time, print_machine
 
-from cvxrank.solvers.conerank import linear_direction, vote_scores
+from cvxrank.formulations.conerank import linear_direction, vote_scores
 from cvxrank.threads import blas_threads
 
 #: LETOR 4.0's MQ2008 (``../shared/data`` beside the project).
@@ -132,7 +132,7 @@ HEADERS = ["data", "pairs", "vote [us]", "linear [us]", "linear + pinv [us]",
 def mq2008(passes: int, repeat: int) -> None:
     """Fit on Fold1 train (z-scored, stochastic EG), time and compare on Fold1 test."""
     from cvxrank.data.letor import read_letor_fold
-    from cvxrank.fitting import fit_conerank
+    from cvxrank.fitting import fit_formulation
     from cvxrank.formulations.conerank import ConeRank
     from cvxrank.metrics import evaluate
 
@@ -146,7 +146,7 @@ def mq2008(passes: int, repeat: int) -> None:
     X = (dense["test"] - mean) / std
     started = time.perf_counter()
     f = ConeRank(train)
-    run = fit_conerank(f, "stochastic", variant="eg", n_passes=passes, seed=0)
+    run = fit_formulation(f, "stochastic-eg", max_iter=passes, seed=0)
     U, _ = f.split(run.w)
     print(f"MQ2008 Fold1: fitted U on train.txt ({f.pairs.n_pairs:,} pairs, stochastic EG, "
           f"{passes} passes, {time.perf_counter() - started:.1f} s); test.txt "

@@ -188,7 +188,7 @@ def one_slack_row(f: RankSVM, *, tol: float, svm_rank_rule: bool = False,
     extra = run.trace.as_arrays()
     master = float(np.nansum(extra["master_time"]))
     oracle = float(np.nansum(extra["oracle_time"]))
-    ws = run.info["working_set"]
+    ws = run.info["cuts"]
     return {"run": run, "ok": ok, "time": run.time, "iters": run.n_iter,
             "oracle_calls": len(run.trace), "cuts": int(ws.b.size - 1),
             "support": int(np.count_nonzero(ws.lam[1:] > 0)), "master": master,

@@ -14,7 +14,7 @@ Issue 9's "Performance" items for the structured solvers, in one process, one BL
    (Clarabel) on the same working set, at several working-set sizes:
 
    * 1-slack (hinge RankSVM, OHSUMED Fold1 train, C = 1e-3 and 1e-2): the final
-     ``run.info["working_set"]`` of ``solve_one_slack``; its first t cuts are the working
+     ``run.info["cuts"]`` of ``solve_one_slack``; its first t cuts are the working
      set of the t-th master. ``simplex_qp`` cold (from the vertex) and warm (from the
      previous master's multipliers, as the solver calls it) against ``solve_master_cvxpy``;
    * n-slack (SVM MAP and RankMM "average" on OHSUMED Fold1 vali at C = 10): every master's
@@ -190,7 +190,7 @@ def part_one_slack(train, Cs, repeat: int) -> None:
     for C in Cs:
         f = RankSVM(train, C=C, loss="hinge")
         run = solve_one_slack(f)
-        ws = run.info["working_set"]
+        ws = run.info["cuts"]
         T = ws.b.size
         print(f"C = {C:g}: {run.n_iter} iterations, {T} cuts (the zero cut included), "
               f"converged {run.converged}, certified gap {run.relative_gap:.1e}, "

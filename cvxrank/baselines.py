@@ -20,7 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.trace import Run, Trace
+from cvxrank.trace import Run, Status, Trace, certified_radius
 
 
 def pair_differences(formulation: RankSVM) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray]:
@@ -56,8 +56,10 @@ def fit_linearsvc_pairs(
         the pairs and the p x d differences, :attr:`~cvxrank.trace.Run.time` that plus
         ``LinearSVC.fit`` (the objective at ``w`` is evaluated afterwards, off the clock).
         The trace has one row: LIBLINEAR's iteration count, the time, the primal objective
-        :math:`P(w)` of the formulation, no dual value (NaN) and no step (NaN).
-        ``converged`` is False, with the message saying so, when LIBLINEAR raised a
+        :math:`P(w)` of the formulation, the dual bound its w certifies
+        (:meth:`~cvxrank.formulations.ranksvm.RankSVM.dual_value_at`, evaluated off the
+        clock) and no step (NaN); ``gap`` and ``w_radius`` follow from them. ``status`` is
+        ``max_iter``, with the message saying so, when LIBLINEAR raised a
         ``ConvergenceWarning`` (its iteration limit). ``info["dual"]`` is ``dual``.
 
     Raises
@@ -88,9 +90,12 @@ def fit_linearsvc_pairs(
             warnings.warn_explicit(c.message, c.category, c.filename, c.lineno)
     w = model.coef_.ravel().copy()
     n_iter = int(np.max(model.n_iter_))
+    primal, bound = formulation.primal_value(w), formulation.dual_value_at(w)
     trace = Trace()
-    trace.append(n_iter, elapsed, formulation.primal_value(w), float("nan"), float("nan"))
-    return Run(w=w, alpha=None, trace=trace, converged=converged,
+    trace.append(n_iter, elapsed, primal, bound, float("nan"),
+                 radius=certified_radius(primal - bound, formulation.strong_convexity))
+    return Run(w=w, alpha=None, trace=trace,
+               status=Status.CONVERGED if converged else Status.MAX_ITER,
                message="converged" if converged else "LIBLINEAR hit its iteration limit",
                n_iter=n_iter, solver="linearsvc", formulation=formulation.name,
-               setup_time=built, info={"dual": dual})
+               setup_time=built, w_radius=trace.radius[-1], tol=tol, info={"dual": dual})

@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from cvxrank import tolerances
 from cvxrank.errors import CapabilityError
+from cvxrank.trace import OPTION_NAMES, SolverOptions
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,13 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
     Capability("cone_blocks", "a non-convex problem in a cone basis and per-pair "
                "coefficients whose two blocks are convex formulations (ConeRank)",
                ("folding_in", "basis_update", "random_start", "split", "join")),
-    Capability("separation_oracle", "a most-violated-constraint oracle (cutting planes)",
-               ("separation_oracle",)),
+    Capability("separation_oracle", "a most-violated-constraint oracle per query block, the "
+               "loss weight C, the query count m, the queries with pairs and the per-query "
+               "losses (n-slack cutting planes)",
+               ("separation_oracle", "C", "m", "queries_with_pairs", "query_losses")),
+    Capability("pair_weighted_cuts", "cuts that are pair weightings of the loss's own dual "
+               "set, mapped to a dual point (the cutting plane then returns alpha)",
+               ("dual_from_pair_weights", "n_pairs")),
 )}
 
 
@@ -110,16 +117,24 @@ def require(formulation: Any, solver: str, needs: Iterable[str]) -> None:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def solver(name: str, needs: Iterable[str]) -> Callable[[F], F]:
-    """Declare a hand-written solver: its registry name and the capabilities it needs.
+def solver(name: str, needs: Iterable[str], *, tol: float = tolerances.FAST_SOLVER_GAP,
+           max_iter: int = 1000) -> Callable[[F], F]:
+    """Declare a hand-written solver: its registry name, the capabilities it needs and the
+    defaults of its tolerance and iteration limit.
 
-    The decorated function checks ``needs`` (:func:`require`) before it runs and carries
-    ``solver_name`` and ``needs`` attributes, read by the registry and ``cvxrank fit``.
+    The solver is written as ``fn(formulation, options, **own) -> Run``, ``options`` a
+    :class:`~cvxrank.trace.SolverOptions` with ``tol`` and ``max_iter`` filled, ``own`` the
+    keyword arguments of its own (a step size, a batch size, ...). The declared function is
+    called as ``solve(formulation, options=None, *, tol=..., max_iter=..., time_budget=...,
+    seed=..., callback=..., until=..., **own)``: the common options given as keywords
+    override those of ``options``, unset ones take the solver's defaults. It checks
+    ``needs`` (:func:`require`) before it runs and carries ``solver_name``, ``needs`` and
+    ``defaults`` attributes, read by the registry and ``cvxrank fit``.
 
     Examples
     --------
-    >>> @solver("apg", needs=("dual_gradient",))
-    ... def solve_apg(formulation, **options): ...
+    >>> @solver("apg", needs=("dual_gradient",), tol=1e-6, max_iter=100_000)
+    ... def solve_apg(formulation, options, *, record_every=1): ...
     """
     needed = tuple(needs)
     unknown = [n for n in needed if n not in CAPABILITIES]
@@ -127,13 +142,47 @@ def solver(name: str, needs: Iterable[str]) -> Callable[[F], F]:
         raise ValueError(f"unknown capabilities {unknown}; known: {sorted(CAPABILITIES)}")
 
     def wrap(fn: F) -> F:
-        @functools.wraps(fn)
-        def run(formulation: Any, *args: Any, **options: Any) -> Any:
-            require(formulation, name, needed)
-            return fn(formulation, *args, **options)
-
+        run = takes_options(tol=tol, max_iter=max_iter, check=(name, needed))(fn)
         run.solver_name = name  # type: ignore[attr-defined]
         run.needs = needed  # type: ignore[attr-defined]
+        known = SOLVERS.get(name)
+        if known is not None and known.__qualname__ != run.__qualname__:
+            raise ValueError(f"a solver named {name!r} is already declared "
+                             f"({known.__module__}.{known.__qualname__})")
+        SOLVERS[name] = run
+        return run
+
+    return wrap
+
+
+def takes_options(*, tol: float, max_iter: int,
+                  check: tuple[str, tuple[str, ...]] | None = None) -> Callable[[F], F]:
+    """Let ``fn(formulation, options, **own)`` be called as ``fn(formulation, options=None,
+    *, tol=..., max_iter=..., time_budget=..., seed=..., callback=..., until=..., **own)``.
+
+    The common options given as keywords override those of ``options``; unset ones take
+    ``tol`` and ``max_iter`` here. ``check = (name, needs)`` checks the formulation's
+    capabilities first (:func:`require`). The wrapper carries ``defaults``.
+    """
+    defaults = {"tol": float(tol), "max_iter": int(max_iter)}
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def run(formulation: Any, options: SolverOptions | None = None, /,
+                **kwargs: Any) -> Any:
+            given, own = SolverOptions.split(kwargs)
+            base = options if options is not None else SolverOptions()
+            resolved = base.replace(**{k: getattr(given, k) for k in OPTION_NAMES})
+            if check is not None:
+                require(formulation, *check)
+            return fn(formulation, resolved.with_defaults(**defaults), **own)
+
+        run.defaults = defaults  # type: ignore[attr-defined]
         return run  # type: ignore[return-value]
 
     return wrap
+
+
+#: Every declared solver, by name (filled by :func:`solver`; names are unique, and a
+#: redeclaration of the same function, e.g. a module reloaded in a notebook, replaces it).
+SOLVERS: dict[str, Callable[..., Any]] = {}

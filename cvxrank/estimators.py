@@ -18,22 +18,25 @@ that ``y`` is required.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, check_X_y
 from sklearn.utils.validation import check_is_fitted
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS
 from cvxrank.data.ranking_data import Matrix, RankingData
 from cvxrank.fitting import fit_formulation
-from cvxrank.formulations.base import Formulation
+from cvxrank.formulations.base import Formulation, Objective
 from cvxrank.formulations.irsvm import IRSVM
 from cvxrank.formulations.ocsvm import OrdinalSVM, OrdinalSVMSumOfMargins, grades_from_scores
 from cvxrank.formulations.rankmm import RankMM
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import auc, evaluate
+from cvxrank.trace import Run
 
 if TYPE_CHECKING:
     from sklearn.utils import Tags
@@ -49,12 +52,19 @@ def _queries(n: int, qid: Any | None, group: Any | None) -> dict[str, Any]:
 class LinearRanker(BaseEstimator):
     """Base class: a linear scoring function ``s(x) = x @ coef_`` fitted by a formulation.
 
-    Subclasses implement :meth:`_formulation`. ``solver="auto"`` picks
+    Subclasses implement :meth:`_formulation` (and, for a model that is not one weight
+    vector, :meth:`_set_model`). ``solver="auto"`` picks
     :func:`cvxrank.fitting.default_solver` (PRSVM+ for the squared hinge and Huber losses,
-    ``apg`` on the dual for the hinge). After :meth:`fit` the estimator has ``coef_``
-    (weights), ``objective_`` (the formulation's ``primal_value`` at the fitted point),
-    ``n_iter_``, ``fit_time_``, ``solver_``, ``n_features_in_``, ``n_pairs_`` (preference
-    pairs, the dual variables of the pairwise methods) and ``fit_result_`` (the full
+    the 1-slack cutting plane for the hinge). The fit goes on past its tolerance until the
+    model radius is at most :data:`cvxrank.tolerances.MODEL_RADIUS` of ``||w||``
+    (:func:`cvxrank.fitting.fit_formulation`); a solver that stops before its tolerance
+    (iteration limit, Ctrl-C) still gives its last certified iterate, with a
+    :class:`~sklearn.exceptions.ConvergenceWarning`. After :meth:`fit` the estimator has
+    ``coef_`` (weights), ``objective_`` (the formulation's ``primal_value`` at the fitted
+    point), ``n_iter_``, ``fit_time_``, ``solver_``, ``status_`` (the run's
+    :class:`~cvxrank.trace.Status` value), ``w_radius_`` (certified bound on
+    ``||coef_ - w*||``), ``n_features_in_``, ``n_pairs_`` (preference pairs, the dual
+    variables of the pairwise methods) and ``fit_result_`` (the full
     :class:`cvxrank.trace.Run`).
     """
 
@@ -103,19 +113,48 @@ class LinearRanker(BaseEstimator):
                          ensure_min_samples=2, estimator=self)
         data = RankingData.from_arrays(X, y, **_queries(X.shape[0], qid, group))
         formulation = self._formulation(data)
-        result = fit_formulation(
-            formulation, self.solver, tol=self.tol, max_iter=self.max_iter
-        )
-        self.coef_ = result.w
-        self._split_solution(formulation)
-        self.objective_ = formulation.primal_value(result.w)
-        self.n_iter_ = result.n_iter
-        self.fit_time_ = result.time
-        self.solver_ = result.solver
-        self.fit_result_ = result
+        run = fit_formulation(formulation, self._solver_name(), tol=self.tol,
+                              max_iter=self._max_iter(), seed=self._seed(),
+                              **self._solver_options())
+        if not run.finished:
+            warnings.warn(f"{type(self).__name__}: {run.solver} stopped with status "
+                          f"{run.status.value} ({run.message}); the model is its last "
+                          f"certified iterate (relative gap {run.relative_gap:.2e}, "
+                          f"w_radius {run.w_radius:.2e})", ConvergenceWarning, stacklevel=2)
+        self._set_model(formulation, run)
+        self.objective_ = run.objective
+        self.n_iter_ = run.n_iter
+        self.fit_time_ = run.time
+        self.solver_ = run.solver
+        self.status_ = run.status.value
+        self.w_radius_ = run.w_radius
+        self.fit_result_ = run
         self.n_features_in_ = data.n_features
-        self.n_pairs_ = getattr(formulation, "n_pairs", formulation.n_dual)
+        sizes = formulation.sizes()
+        self.n_pairs_ = sizes.get("n_pairs", sizes.get("n_dual"))
         return self
+
+    def _solver_name(self) -> str:
+        """The solver :func:`~cvxrank.fitting.fit_formulation` runs (``solver``)."""
+        return self.solver
+
+    def _max_iter(self) -> int | None:
+        """The solver's iteration limit (``max_iter``)."""
+        return self.max_iter
+
+    def _seed(self) -> int | None:
+        """The solver's seed (None: the linear rankers' solvers are deterministic, or draw
+        from their own default)."""
+        return None
+
+    def _solver_options(self) -> dict[str, Any]:
+        """The solver's own options (none for the linear rankers)."""
+        return {}
+
+    def _set_model(self, formulation: Objective, run: Run) -> None:
+        """``coef_`` (the scoring weights) and, for an ordinal model, its thresholds."""
+        self.coef_ = run.w
+        self._split_solution(formulation)
 
     def _split_solution(self, formulation: Formulation) -> None:
         """Keep the weights in ``coef_``; an ordinal model's primal point also holds thresholds.
@@ -517,7 +556,7 @@ class ConeRankRanker(LinearRanker):
     query, the test difference is folded in without constraints (least squares) and the
     document whose side the coefficients' sum favours gets a vote. That vote prefers l
     exactly when :math:`v^\top x_l > v^\top x_m` with :math:`v = (U^+)^\top 1` (``coef_``,
-    :func:`cvxrank.solvers.conerank.linear_direction`), so ``scoring="linear"`` ranks every
+    :func:`cvxrank.formulations.conerank.linear_direction`), so ``scoring="linear"`` ranks every
     query as the vote does up to ties, in :math:`O(n_q N)` instead of :math:`O(n_q^2 N)`
     (``benchmarks/bench_conerank_predict.py``).
 
@@ -544,7 +583,7 @@ class ConeRankRanker(LinearRanker):
     n_passes : int or None, default None
         Passes over the training queries (stochastic), or most outer iterations
         (alternation, which also stops when an iteration lowers (18) by less than ``tol``).
-        None: 20 passes for SG, 5 for EG (:data:`cvxrank.fitting.CONERANK_PASSES`), where
+        None: 20 passes for SG, 5 for EG (:data:`cvxrank.solvers.conerank.STOCHASTIC_PASSES`), where
         the validation MAP of LETOR 4.0 MQ2008 Fold1 peaks at the paper's steps (see
         Notes); 200 outer iterations for the alternation.
     c : float or None, default None
@@ -664,64 +703,50 @@ class ConeRankRanker(LinearRanker):
 
         return int(check_random_state(self.random_state).randint(2**31 - 1))
 
-    def fit(
-        self,
-        X: Any,
-        y: Any,
-        qid: Any | None = None,
-        group: Any | None = None,
-    ) -> ConeRankRanker:
-        """Fit the cone on documents ``X`` with grades ``y``, grouped by ``qid`` or ``group``.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_documents, n_features)
-        y : array-like of shape (n_documents,)
-            Relevance grades (larger is more relevant).
-        qid, group : array-like, optional
-            Query id per row, or consecutive query sizes; with neither, one query.
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        ValueError
-            For invalid input (scikit-learn's messages), no query with two grades (no
-            ordered pairs), or invalid parameters (K, variant, solver, mu with the
-            alternation, a band other than 1, 1 with the stochastic solver or EG, ...).
-        """
-        from cvxrank.fitting import fit_conerank
+    def _formulation(self, data: RankingData) -> Formulation:
         from cvxrank.formulations.conerank import ConeRank
-        from cvxrank.solvers.conerank import linear_direction
 
         self._check_scoring()
-        X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True,
-                         ensure_min_samples=2, estimator=self)
-        data = RankingData.from_arrays(X, y, **_queries(X.shape[0], qid, group))
-        formulation = ConeRank(data, K=self.K, c=self.c, lambda_l=self.lambda_l,
-                               lambda_u=self.lambda_u, alpha=self.alpha, rho=self.rho)
-        run = fit_conerank(formulation, self.solver, variant=self.variant, mu=self.mu,
-                           n_passes=self.n_passes, tol=self.tol, seed=self._seed())
-        U, _ = formulation.split(run.w)
+        if self.solver not in ("stochastic", "alternation"):
+            raise ValueError(f"solver must be 'stochastic' or 'alternation', got "
+                             f"{self.solver!r}")
+        if self.variant not in ("sg", "eg"):
+            raise ValueError(f"variant must be 'sg' or 'eg', got {self.variant!r}")
+        if self.solver == "alternation" and self.mu is not None:
+            raise ValueError("mu is the stochastic solver's step; the alternation solves "
+                             "each block to a certified gap and takes no step")
+        if self.solver == "stochastic" and self.tol is not None:
+            raise ValueError("tol is the alternation's stopping test; the stochastic solver "
+                             "runs n_passes passes over the queries")
+        if self.n_passes is not None and (isinstance(self.n_passes, bool)
+                                          or not isinstance(self.n_passes, int | np.integer)
+                                          or self.n_passes < 1):
+            raise ValueError(f"n_passes must be a positive integer, got {self.n_passes!r}")
+        return ConeRank(data, K=self.K, c=self.c, lambda_l=self.lambda_l,
+                        lambda_u=self.lambda_u, alpha=self.alpha, rho=self.rho,
+                        scoring=self.scoring)
+
+    def _solver_name(self) -> str:
+        return f"{self.solver}-{self.variant}"
+
+    def _max_iter(self) -> int | None:
+        return None if self.n_passes is None else int(self.n_passes)
+
+    def _solver_options(self) -> dict[str, Any]:
+        return {} if self.solver == "alternation" else {"mu": self.mu}
+
+    def _set_model(self, formulation: Objective, run: Run) -> None:
+        """The basis ``U_``, the linear scorer ``coef_`` and ``run_`` (the solver's run)."""
+        U, _ = formulation.split(run.w)  # type: ignore[attr-defined]
         self.U_ = U.copy()
-        self.coef_ = linear_direction(self.U_)
-        self.objective_ = formulation.primal_value(run.w)
-        self.n_iter_ = run.n_iter
+        self.coef_ = formulation.weights(run.w)
         self.run_ = run
-        self.fit_result_ = run
-        self.fit_time_ = run.time
-        self.solver_ = run.solver
-        self.n_features_in_ = data.n_features
-        self.n_pairs_ = formulation.pairs.n_pairs
-        return self
 
     def _scores(self, data: RankingData) -> np.ndarray:
         """Scores of ``data``'s rows in its order: votes (Alg. 2) or ``X @ coef_``."""
         if self.scoring == "linear":
             return np.asarray(data.X @ self.coef_).ravel()
-        from cvxrank.solvers.conerank import vote_scores
+        from cvxrank.formulations.conerank import vote_scores
 
         return vote_scores(self.U_, data.X, data.query_ptr)
 

@@ -3,22 +3,35 @@
 Used by the scikit-learn style estimators, ``cvxrank fit`` and ``cvxrank grid``. A CVXPY
 solver name (``clarabel``, ``ecos``, ``osqp``, ``scs``) gives the certified reference
 (:func:`cvxrank.reference.solve_reference`: primal and dual solved, agreement checked); any
-other name is a hand-written solver from :mod:`cvxrank.registry`. Either way the result is
-one :class:`~cvxrank.trace.Run`.
+other name is a hand-written solver (:mod:`cvxrank.solvers`, with the options its
+:mod:`cvxrank.registry` entry binds). Either way the result is one
+:class:`~cvxrank.trace.Run`, returned whatever its status; a fit stops only where the
+measures it reports (or, without an evaluation set, its model) are certified
+(:mod:`cvxrank.certify`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from cvxrank import tolerances
-from cvxrank.capabilities import missing_capabilities
-from cvxrank.errors import CvxrankError, SolverError
-from cvxrank.formulations.base import Formulation
-from cvxrank.trace import Callback, Run, Trace
+from cvxrank.capabilities import missing_capabilities, require
+from cvxrank.certify import EvaluationTarget, radius_rule
+from cvxrank.errors import CvxrankError
+from cvxrank.formulations.base import Formulation, Objective
+from cvxrank.trace import (
+    Callback,
+    Run,
+    SolverOptions,
+    Status,
+    Trace,
+    certified_radius,
+    interruptible,
+)
 
 #: CVXPY solvers that ``fit`` accepts by (lower-case) name.
 CVXPY_SOLVERS = ("clarabel", "ecos", "osqp", "scs")
@@ -30,40 +43,69 @@ REFERENCE_MAX_VARIABLES = 300_000
 
 def available_solvers() -> list[str]:
     """Names accepted by :func:`fit_formulation` (besides ``"auto"``)."""
-    from cvxrank.registry import solver_names
+    from cvxrank.solvers import solver_names
 
     return sorted(set(CVXPY_SOLVERS) | set(solver_names()))
 
 
-def default_solver(formulation: Formulation, method: str | None = None) -> str:
+def default_solver(formulation: Objective, method: str | None = None) -> str:
     """The solver ``"auto"`` picks for ``formulation``.
 
     The first solver of the method's row in :data:`cvxrank.methods.METHODS` (PRSVM+, then
-    PRSVM, then ``apg`` for RankSVM and IR SVM) that is registered for the formulation and
-    whose needs it meets (e.g. PRSVM+ needs structured weights and a differentiable loss);
-    a formulation without any gets its certified CVXPY reference
+    PRSVM, then the 1-slack and ``apg`` for RankSVM and IR SVM) whose needs it meets (e.g.
+    PRSVM+ needs structured weights and a differentiable loss); a convex formulation
+    without any gets its certified CVXPY reference
     (:attr:`~cvxrank.formulations.base.Formulation.reference_solver`).
 
     Parameters
     ----------
-    formulation : Formulation
+    formulation : Objective
     method : str or None
         The method's name; default: the formulation name's first word (``"ranksvm"``).
     """
     from cvxrank.methods import METHODS
-    from cvxrank.registry import entries
+    from cvxrank.solvers import get_solver
 
     row = METHODS.get(method or formulation.name.split("-")[0])
-    registered = {e.solver: e for e in entries() if e.formulation == formulation.name}
     for name in (row.solvers if row is not None else ()):
-        entry = registered.get(name)
-        if entry is not None and not missing_capabilities(formulation, entry.solve.needs):
+        if not missing_capabilities(formulation, get_solver(name).needs):
             return name
+    if not isinstance(formulation, Formulation):
+        raise ValueError(f"no solver applies to {formulation.name} (it has no CVXPY reference)")
     return formulation.reference_solver.lower()
 
 
+def find_solve(formulation: Objective, name: str) -> Callable[..., Run]:
+    """The hand-written solver ``name`` for ``formulation``: its :mod:`cvxrank.registry`
+    entry when there is one (with the algorithm options verify checked bound), else the
+    solver itself (:func:`cvxrank.solvers.get_solver`), its needs checked.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the solvers that apply).
+    CapabilityError
+        For a solver whose needs the formulation does not meet.
+    """
+    from cvxrank.registry import entries
+    from cvxrank.solvers import get_solver, solver_names
+
+    for entry in entries():
+        if entry.formulation == formulation.name and entry.solver == name:
+            return entry.solve
+    try:
+        solve = get_solver(name)
+    except KeyError:
+        usable = [s for s in solver_names()
+                  if not missing_capabilities(formulation, get_solver(s).needs)]
+        raise ValueError(f"unknown solver {name!r}; for {formulation.name}: "
+                         f"{', '.join(usable + list(CVXPY_SOLVERS))}") from None
+    require(formulation, name, solve.needs)
+    return solve
+
+
 def fit_formulation(
-    formulation: Formulation,
+    formulation: Objective,
     solver: str = "auto",
     *,
     tol: float | None = None,
@@ -71,78 +113,82 @@ def fit_formulation(
     time_budget: float | None = None,
     seed: int | None = None,
     callback: Callback | None = None,
+    certify: EvaluationTarget | None = None,
+    model_radius: float | None = tolerances.MODEL_RADIUS,
+    **solver_options: Any,
 ) -> Run:
-    """Solve ``formulation`` with ``solver`` (``"auto"``: :func:`default_solver`).
+    """Solve ``formulation`` with ``solver`` (``"auto"``: :func:`default_solver`) and return
+    the run, whatever its status.
+
+    A run that stops before its tolerance (iteration limit, ``time_budget``, Ctrl-C, a
+    numerical failure) still returns its last certified iterate: check
+    :attr:`~cvxrank.trace.Run.status` (``cvxrank fit`` turns it into its exit code, the
+    estimators into a ``ConvergenceWarning``). Ctrl-C (SIGINT) during the fit stops it at
+    the solver's next iteration (:func:`cvxrank.trace.interruptible`).
 
     Parameters
     ----------
-    formulation : Formulation
+    formulation : Objective
     solver : str
-        ``"auto"``, a CVXPY solver name or a registered hand-written solver.
-    tol, max_iter, time_budget, seed
-        Passed to a hand-written solver (its defaults when None).
-    callback : callable, optional
-        ``callback(k, w, alpha, trace)`` after each iteration of a hand-written solver
-        (e.g. :func:`cvxrank.trace.progress_printer`).
+        ``"auto"``, a CVXPY solver name or a hand-written solver.
+    tol, max_iter, time_budget, seed, callback
+        The hand-written solver's :class:`~cvxrank.trace.SolverOptions` (its defaults when
+        None; ``time_budget`` in wall-clock seconds).
+    certify : EvaluationTarget or None
+        Evaluation sets whose reported measures must be the optimum's: once its tolerance is
+        met, the solver goes on until every measure of every set is certified
+        (:mod:`cvxrank.certify`) or its certificate is at rounding level.
+    model_radius : float or None
+        Without ``certify``: go on until the model radius is at most this fraction of
+        ``||w||`` (:data:`cvxrank.tolerances.MODEL_RADIUS`); None stops at the tolerance.
+    **solver_options
+        The solver's own options (``mu`` of ConeRank's stochastic solver, ``master`` of a
+        cutting plane, ...).
 
     Returns
     -------
     Run
         ``info["zero_model"]`` is True, and the message says why, when the fit returned
         ``w = 0`` or C is below :func:`meaningful_C`. For a CVXPY solver: ``w`` and
-        ``alpha`` of the certified reference, a one-row trace
-        (interior-point iterations, primal and dual optimum), ``setup_time`` the CVXPY
-        compilation of both problems and ``time`` both solves; ``info`` has ``p_star``,
-        ``d_star`` and ``rel_gap``.
+        ``alpha`` of the certified reference, a one-row trace (interior-point iterations,
+        primal and dual optimum), ``setup_time`` the CVXPY compilation of both problems and
+        ``time`` both solves; ``info`` has ``p_star``, ``d_star`` and ``rel_gap``.
 
     Raises
     ------
     ValueError
-        For an unknown solver name, or a solver that does not handle this formulation.
+        For an unknown solver name.
     CapabilityError
         For a solver whose needs the formulation does not meet.
     CvxrankError
         When the problem is too large for the CVXPY reference.
     SolverError
-        When a CVXPY solve is not certified optimal, or a hand-written solver stops before
-        its tolerance (the message says why).
-    ValueError
-        For ConeRank (a ``cone_blocks`` formulation): its point is not a weight vector, so
-        it is fitted by :func:`fit_conerank`.
+        When a CVXPY solve is not certified optimal.
     """
-    if "cone_blocks" in formulation.capabilities:
-        raise ValueError(
-            f"{formulation.name}'s model is a cone basis U (N x K) with per-pair coefficients, "
-            "scored by Tran & Pham's Alg. 2, not a weight vector w; fit it with "
-            "cvxrank.fitting.fit_conerank, ConeRankRanker or `cvxrank fit --method conerank` "
-            "(cvxrank grid and the other weight-vector paths do not take it)")
     name = solver.lower()
     if name == "auto":
         name = default_solver(formulation)
     if name in CVXPY_SOLVERS:
+        if not isinstance(formulation, Formulation):
+            raise ValueError(f"{formulation.name} is not convex: it has no CVXPY reference")
         run = _fit_reference(formulation, name)
     else:
-        from cvxrank.registry import find_entry
-
-        solve = find_entry(formulation.name, name).solve
-        options: dict[str, Any] = {"seed": seed, "time_budget": time_budget,
-                                   "callback": callback}
-        if tol is not None:
-            options["tol"] = tol
-        if max_iter is not None:
-            options["max_iter"] = max_iter
-        run = solve(formulation, **options)
+        solve = find_solve(formulation, name)
+        until = None
+        if certify is not None:
+            until = certify.until(formulation)
+        elif model_radius is not None and formulation.strong_convexity > 0:
+            until = radius_rule(formulation, model_radius)
+        options = SolverOptions(tol=tol, max_iter=max_iter, time_budget=time_budget, seed=seed,
+                                callback=callback, until=until)
+        with interruptible():
+            run = solve(formulation, options, **solver_options)
+    if not isinstance(formulation, Formulation):
+        return run
     note = zero_model_note(formulation, run.w, tol if tol is not None else
                            tolerances.FAST_SOLVER_GAP)
-    if not run.converged:
-        raise SolverError(
-            f"{name} on {formulation.name} did not reach its tolerance: {run.message} "
-            f"(relative duality gap {run.relative_gap:.2e})" + (f"; {note}" if note else "")
-        )
-    if note:
-        run.message = f"{run.message}; {note}"
-    run.info["zero_model"] = bool(note)
-    return run
+    return run.replace(message=f"{run.message}; {note}" if note else run.message,
+                       info={"zero_model": bool(note)})
 
 
 def meaningful_C(formulation: Formulation, tol: float) -> float | None:
@@ -155,10 +201,9 @@ def meaningful_C(formulation: Formulation, tol: float) -> float | None:
     w = 0 in objective (it is then about :math:`-C g`, the gradient's ranking). Needs a
     formulation that evaluates its pairwise loss (``evaluate_loss``); None otherwise.
     """
-    evaluate = getattr(formulation, "evaluate_loss", None)
-    if evaluate is None:
+    if "loss_subgradient" not in formulation.capabilities:
         return None
-    ev = evaluate(np.zeros(formulation.data.n_features))
+    ev = formulation.evaluate_loss(np.zeros(formulation.data.n_features))
     g = np.asarray(formulation.X.T @ ev.grad).ravel()
     g2 = float(g @ g)
     return 2.0 * tol * float(ev.value) / g2 if g2 > 0 and ev.value > 0 else None
@@ -200,122 +245,14 @@ def _fit_reference(formulation: Formulation, name: str) -> Run:
     trace = Trace()
     trace.append(int(stats.num_iters or 0), elapsed, formulation.primal_value(ref.w),
                  ref.d_star, float("nan"))
+    objective = formulation.primal_value(ref.w)
+    gap = max(objective - ref.d_star, 0.0)
     return Run(
         w=np.asarray(ref.w, dtype=float), alpha=np.asarray(ref.alpha, dtype=float),
-        trace=trace, converged=True,
+        trace=trace, status=Status.CONVERGED,
         message=f"certified optimal (primal-dual relative gap {ref.rel_gap:.2e})",
         n_iter=int(stats.num_iters or 0), solver=name, formulation=formulation.name,
-        setup_time=min(compilation, elapsed),
+        setup_time=min(compilation, elapsed), objective=objective, gap=gap,
+        w_radius=certified_radius(gap, formulation.strong_convexity),
         info={"p_star": ref.p_star, "d_star": ref.d_star, "rel_gap": ref.rel_gap},
     )
-
-
-#: ConeRank's solvers by the names ``fit_conerank``, ``ConeRankRanker`` and ``cvxrank fit``
-#: take: Sect. 4.1's stochastic Alg. 1 and the certified block alternation.
-CONERANK_SOLVERS = ("stochastic", "alternation")
-
-#: ConeRank's folding-in variants (Tran & Pham Sects. 4.1, 4.2).
-CONERANK_VARIANTS = ("sg", "eg")
-
-#: Default passes over the queries of the stochastic ConeRank solver, per variant at the
-#: paper's steps: where the validation MAP of MQ2008 Fold1 peaks (the notes of
-#: :class:`cvxrank.estimators.ConeRankRanker`; both at mu x passes of about 0.02).
-CONERANK_PASSES = {"sg": 20, "eg": 5}
-
-#: Default most outer iterations of the ConeRank alternation (it stops earlier, when an
-#: iteration lowers (18) by less than its ``tol``).
-CONERANK_ALTERNATION_MAX_ITER = 200
-
-
-def fit_conerank(
-    formulation: Formulation,
-    solver: str = "stochastic",
-    *,
-    variant: str = "sg",
-    mu: float | None = None,
-    n_passes: int | None = None,
-    tol: float | None = None,
-    seed: int | None = 0,
-    time_budget: float | None = None,
-    callback: Callback | None = None,
-) -> Run:
-    """Fit ConeRank (:class:`cvxrank.formulations.conerank.ConeRank`) with one of its solvers.
-
-    Parameters
-    ----------
-    formulation : ConeRank
-    solver : {"stochastic", "alternation"}
-        ``"stochastic"``: Tran & Pham's Alg. 1 one query at a time with the paper's fixed
-        steps (Sect. 4.1, :func:`cvxrank.solvers.conerank.solve_stochastic`);
-        ``"alternation"``: Alg. 1 with both blocks solved to a certified gap, the objective
-        never increasing (:func:`cvxrank.solvers.conerank.solve_alternation`).
-    variant : {"sg", "eg"}
-        The folding-in step: projected (stochastic) gradient or exponentiated gradient
-        (Sects. 4.1, 4.2).
-    mu : float or None
-        The stochastic solver's step (None: the paper's 0.001 for SG, 0.005 for EG); the
-        alternation takes none.
-    n_passes : int or None
-        Passes over the queries (stochastic) or most outer iterations (alternation); None
-        is :data:`CONERANK_PASSES` of the variant (stochastic) or
-        :data:`CONERANK_ALTERNATION_MAX_ITER`.
-    tol : float or None
-        The alternation's relative decrease per outer iteration below which it stops (its
-        default when None); the stochastic solver takes none (it runs ``n_passes``).
-    seed : int or None
-        Random start (Sect. 6.1) and, for the stochastic solver, the query order.
-    time_budget : float or None
-    callback : callable, optional
-
-    Returns
-    -------
-    Run
-        ``w`` is the stacked ``(U, W)`` (:meth:`ConeRank.split`); ``solver`` is
-        ``"stochastic-sg"``, ``"alternation-eg"``, ...; the trace records the objective
-        (18); ``info["n_passes"]`` the passes (or most outer iterations) it was given.
-        ``converged`` is False when the run stopped at ``n_passes`` (always, for the
-        stochastic solver, which has no stopping test).
-
-    Raises
-    ------
-    ValueError
-        For an unknown solver or variant, a formulation that is not ConeRank, a ``mu`` given
-        to the alternation, a ``tol`` given to the stochastic solver, or ``n_passes`` < 1.
-    """
-    if "cone_blocks" not in formulation.capabilities:
-        raise ValueError(f"fit_conerank fits ConeRank; got {formulation.name} (fit it with "
-                         "fit_formulation)")
-    if solver not in CONERANK_SOLVERS:
-        raise ValueError(f"ConeRank's solver must be one of {', '.join(CONERANK_SOLVERS)}; "
-                         f"got {solver!r}")
-    if variant not in CONERANK_VARIANTS:
-        raise ValueError(f"ConeRank's variant must be one of {', '.join(CONERANK_VARIANTS)}; "
-                         f"got {variant!r}")
-    if n_passes is None:
-        n_passes = (CONERANK_PASSES[variant] if solver == "stochastic"
-                    else CONERANK_ALTERNATION_MAX_ITER)
-    if isinstance(n_passes, bool) or not isinstance(n_passes, int | np.integer) or n_passes < 1:
-        raise ValueError(f"n_passes must be a positive integer, got {n_passes!r}")
-    from cvxrank.solvers.conerank import solve_alternation, solve_stochastic
-
-    if solver == "stochastic":
-        if tol is not None:
-            raise ValueError("tol is the alternation's stopping test; the stochastic solver "
-                             "runs n_passes passes over the queries")
-        run = solve_stochastic(formulation, variant=variant, mu=mu,  # type: ignore[arg-type]
-                               n_passes=int(n_passes), seed=seed, time_budget=time_budget,
-                               callback=callback)
-    else:
-        if mu is not None:
-            raise ValueError("mu is the stochastic solver's step; the alternation solves "
-                             "each block to a certified gap and takes no step")
-        options: dict[str, Any] = {} if tol is None else {"tol": tol}
-        run = solve_alternation(formulation, variant=variant,  # type: ignore[arg-type]
-                                max_iter=int(n_passes), seed=seed, time_budget=time_budget,
-                                callback=callback, **options)
-    run.solver = f"{solver}-{variant}"
-    run.info["n_passes"] = int(n_passes)
-    if solver == "stochastic" and run.message.startswith("stopped: max_iter"):
-        run.message = (f"stopped after {run.n_iter} passes (the stochastic solver has no "
-                       "stopping test)")
-    return run

@@ -20,71 +20,20 @@ a relative gap of 2e-4 after 10^5 iterations, as its ``O(L R^2 / k)`` bound pred
 instances test patience, not correctness.
 
 Other methods' C. Where a method's loss term sums over other things than RankSVM's pairs,
-the instance's C (chosen for RankSVM) is rescaled so that the loss term has the same weight
-(:data:`C_SCALE`, :meth:`Instance.params_for`): this rescaling exists for verification
-only, so it lives here, with the instances.
+the instance's C (chosen for RankSVM) is rescaled so that the loss term has the same weight;
+each family's registry module states its rescaling (:data:`cvxrank.registry.C_SCALE`,
+:meth:`cvxrank.registry.Entry.instance_params`).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
 from cvxrank.data.pairs import count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.synthetic import make_synthetic
-
-
-def _irsvm_scale(data: RankingData) -> float:
-    """p / Q': IR SVM's weights mu_q = 1/n_q sum to the number Q' of queries with pairs,
-    where RankSVM's unit weights sum to the number p of pairs (Li 2011, Sect. 4.2)."""
-    per_query = count_pairs(data)
-    return float(per_query.sum() / np.count_nonzero(per_query))
-
-
-def _ocsvm_scale(data: RankingData) -> float:
-    """p / m: OC SVM's C multiplies a sum over m = 2n - m_1 - m_l hinge rows (each document
-    borders one or two thresholds; Li 2011, Sect. 3.1) where RankSVM's multiplies one over
-    p pairs."""
-    counts = np.unique(data.y, return_counts=True)[1]
-    rows = 2 * counts.sum() - counts[0] - counts[-1]
-    return float(count_pairs(data).sum() / rows)
-
-
-def _rankmm_scale(data: RankingData) -> float:
-    """p m / m' rounded to a power of ten, over 10: RankMM's C multiplies (1/m) times a sum
-    over queries of per-query losses (Agarwal & Collins 2010, Sect. 2), each an average or a
-    maximum of pair hinges, so a query weighs C/m where RankSVM's C weighs every pair; the
-    total weights match (C/m per query of the m' with pairs against C per pair of p) at
-    p m / m'.
-
-    The match is only an order of magnitude (margins y_j - y_k instead of 1, a maximum
-    instead of a sum), hence the rounding, which gives round C. The tenth of it (C = 0.5 to
-    2 on the instances, inside the paper's grid 0.1 ... 1000, Sect. 4) keeps the stochastic
-    duals within reach of ``verify``'s time: at C = 5 to 20 EG is still at a relative gap of
-    1e-3 to 3e-2 after 100 passes. At these C no RankMM optimum of the instances is w = 0
-    (``tests/test_rankmm_registry.py``): (P(0) - p*) / p* is 0.019 to 1.5, except the
-    max-average loss of ``noisy-10122``, nearly flat at 0 for every C (1.7e-4, ||w*|| =
-    0.017), where the dual side of the check carries the test.
-    """
-    per_query = count_pairs(data)
-    matched = per_query.sum() * data.n_queries / np.count_nonzero(per_query)
-    return float(10.0 ** round(math.log10(matched))) / 10.0
-
-
-#: Factor applied to an instance's C per method (methods not listed: 1).
-C_SCALE: dict[str, Callable[[RankingData], float]] = {
-    "irsvm": _irsvm_scale,
-    "ocsvm": _ocsvm_scale,
-    "rankmm": _rankmm_scale,
-    "dorm": _irsvm_scale,  # a query's loss (17), at most 1 or so, weighs its pairs
-    "svmmap": _irsvm_scale,  # likewise 1 - AP
-}
 
 
 @dataclass(frozen=True)
@@ -115,13 +64,6 @@ class Instance:
         """The data set (generated once per process, then cached)."""
         return _generate(self.n_queries, self.docs_per_query, self.n_features, self.n_grades,
                          self.noise, self.seed)
-
-    def params_for(self, method: str) -> dict[str, Any]:
-        """:attr:`params` with C rescaled for ``method`` (:data:`C_SCALE`)."""
-        scale = C_SCALE.get(method)
-        if scale is None or "C" not in self.params:
-            return dict(self.params)
-        return {**self.params, "C": float(self.params["C"]) * scale(self.data())}
 
     def describe(self) -> dict[str, Any]:
         """Summary for tables and JSON."""

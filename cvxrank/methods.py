@@ -1,14 +1,15 @@
 """The table of methods: the one place that says which ranking methods cvxrank fits.
 
 Each row names a method as ``cvxrank fit --method``, ``cvxrank grid --method`` and the
-estimators know it, its formulation class, its losses, its scikit-learn style estimator and
-the solvers ``"auto"`` tries, in order of preference (the first registered one whose needs
-the formulation meets, :func:`cvxrank.fitting.default_solver`). Classes are named by import
-path and loaded on first use, so reading the table (``cvxrank --help``) imports nothing
-heavy.
+estimators know it, its formulation class, its losses (the one list of each family), its
+parameters (:class:`Param`: what ``fit`` takes on the command line, with their checks), its
+scikit-learn style estimator and the solvers ``"auto"`` tries, in order of preference (the
+first whose needs the formulation meets, :func:`cvxrank.fitting.default_solver`). Classes
+are named by import path and loaded on first use, so reading the table (``cvxrank --help``)
+imports nothing heavy.
 
 Adding a method family is its formulation module, its solver module(s), its registry module
-(:mod:`cvxrank.registry`) and one row here.
+(:mod:`cvxrank.registry`) and one row here (``docs/adding-a-method.md``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from typing import Any
 #: The pair losses of the RankSVM family (hinge, squared hinge, Huber).
 PAIR_LOSSES = ("hinge", "squared_hinge", "huber")
 
+#: RankMM's query-level losses, in the paper's order (RankMM-1, -2, -3).
+RANKMM_LOSSES = ("average", "max", "max_average")
+
 #: DORM's losses (17), named by their measure (``cvxrank.formulations.dorm.parse_measure``
 #: takes any cut-off; these are the ones the command line offers).
 DORM_LOSSES = ("ndcg@10", "mrr", "wta", "p@10", "eru", "dcg@10", "normalized_eru", "mwta")
@@ -29,6 +33,50 @@ def load(path: str) -> Any:
     """The object named ``"package.module:Name"``."""
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter a method takes beyond its loss (``cvxrank fit --NAME``).
+
+    Attributes
+    ----------
+    name : str
+        The keyword (``"C"``, ``"K"``, ``"mu"``) and the option ``--NAME``.
+    kind : {"positive", "count", "choice"}
+        A finite number > 0, an integer >= 1, or one of :attr:`choices`.
+    target : {"formulation", "solver"}
+        Passed to the formulation's constructor, or to the solver as its own option.
+    help : str
+        One line for ``--help``.
+    choices : tuple of str
+        The values of a ``"choice"``.
+    default : object
+        The command line's default (None: the formulation's or solver's own).
+    """
+
+    name: str
+    kind: str
+    target: str
+    help: str
+    choices: tuple[str, ...] = ()
+    default: Any = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("positive", "count", "choice"):
+            raise ValueError(f"{self.name}: unknown kind {self.kind!r}")
+        if self.target not in ("formulation", "solver"):
+            raise ValueError(f"{self.name}: unknown target {self.target!r}")
+
+
+#: The loss weight C of every max-margin family (Chapelle & Keerthi eq. (1); Agarwal &
+#: Collins' C/m per query; Le & Smola's C).
+C_PARAM = Param("C", "positive", "formulation", "weight of the loss term: for ranksvm, irsvm "
+                "and ocsvm (1/2)||w||^2 + C sum loss (Chapelle & Keerthi's eq. (1); their "
+                "Matlab code's C is twice this); for rankmm, dorm and svmmap (1/2)||w||^2 + "
+                "(C/m) sum_i L_i with m the number of training queries, Agarwal & Collins' C "
+                "(default 1); the objective reported is this primal at the fitted w",
+                default=1.0)
 
 
 @dataclass(frozen=True)
@@ -49,6 +97,8 @@ class Method:
         Hand-written solvers ``"auto"`` tries, in order.
     description : str
         One line for listings and help.
+    params : tuple of Param
+        The parameters ``fit`` takes for it besides the loss.
     estimator : str
         Import path of its scikit-learn style estimator (default: the generic
         :class:`~cvxrank.estimators.MethodRanker`, which takes the method's name).
@@ -60,6 +110,7 @@ class Method:
     solvers: tuple[str, ...]
     description: str
     estimator: str = "cvxrank.estimators:MethodRanker"
+    params: tuple[Param, ...] = (C_PARAM,)
 
     @property
     def default_loss(self) -> str:
@@ -125,15 +176,24 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("ocsvm", "cvxrank.formulations.ocsvm:OrdinalSVM", ("hinge",), ("apg",),
            "fixed-margin ordinal SVM, thresholds between grades (Li 2011, Sect. 3.1)",
            "cvxrank.estimators:OrdinalSVMRanker"),
-    Method("rankmm", "cvxrank.formulations.rankmm:RankMM", ("average", "max", "max_average"),
+    Method("rankmm", "cvxrank.formulations.rankmm:RankMM", RANKMM_LOSSES,
            ("cutting-plane", "apg", "sgp", "seg"),
            "RankMM-1/2/3: query-level relevance-weighted hinge (Agarwal & Collins 2010)",
            "cvxrank.estimators:RankMMRanker"),
     Method("conerank", "cvxrank.formulations.conerank:ConeRank", ("squared_distance",),
-           ("sg", "eg"),
+           ("stochastic-sg", "stochastic-eg", "alternation-sg", "alternation-eg"),
            "ConeRank: a K-vector cone basis for the pair differences, (18), Alg. 1, voting "
-           "Alg. 2 (Tran & Pham); fit by ConeRankRanker or cvxrank fit, not grid",
-           "cvxrank.estimators:ConeRankRanker"),
+           "Alg. 2 (Tran & Pham)",
+           "cvxrank.estimators:ConeRankRanker",
+           params=(
+               Param("K", "count", "formulation", "number of basis vectors (default 10, "
+                     "the paper's)"),
+               Param("scoring", "choice", "formulation", "how the model scores documents: "
+                     "Alg. 2's vote per query (default) or the equivalent linear scorer "
+                     "pinv(U)^T 1", choices=("vote", "linear")),
+               Param("mu", "positive", "solver", "step of the stochastic solvers (default "
+                     "the paper's: 0.001 for stochastic-sg, 0.005 for stochastic-eg)"),
+           )),
     Method("dorm", "cvxrank.formulations.dorm:DORM", DORM_LOSSES, ("cutting-plane",),
            "DORM: structured max-margin ranking over permutations (Le & Smola (27))"),
     Method("svmmap", "cvxrank.formulations.svmmap:SVMMAP", ("map",), ("cutting-plane",),

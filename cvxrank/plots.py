@@ -410,7 +410,7 @@ def _x_ends(outcomes: Sequence[Any], x: str) -> list[float]:
 def _instance_text(outcome: Any) -> str:
     """``"<instance> (<n> dual variables, C=<C>)"``, with the hyper-parameters the
     formulation was built with (the instance's C rescaled for the method)."""
-    built = {**outcome.entry.params, **outcome.instance.params_for(outcome.entry.method)}
+    built = {**outcome.entry.params, **outcome.entry.instance_params(outcome.instance)}
     params = ", ".join(f"{k}={v:.3g}" for k, v in built.items())
     parts = ([f"{outcome.n_pairs:,} dual variables"] if outcome.n_pairs else []) + (
         [params] if params else [])

@@ -100,3 +100,19 @@ def within(gap: float, scale: float, tol: float) -> bool:
 #: Largest relative increase of the objective between two records of an alternation
 #: (block-coordinate descent on a non-convex problem) that is still taken as rounding.
 MONOTONE_SLACK = 1e-10
+
+#: Relative duality gap at rounding level: a certificate down to ``-GAP_FLOOR`` times the
+#: objective is rounding (a gap of 0), below it the certificate is broken (the dual bound
+#: above the primal value: status ``numerical``); and a run whose extra stopping rule
+#: (:attr:`cvxrank.trace.SolverOptions.until`) still fails at a gap this small stops, since
+#: more iterations cannot tighten its certificate.
+GAP_FLOOR = 1e-13
+
+#: Once a run's tolerance is met, its extra stopping rule is checked again only after the
+#: gap has fallen by this factor (each check is a pass over the evaluation data).
+UNTIL_GAP_FACTOR = 4.0
+
+#: A fit without an evaluation set stops when its certified model radius is at most this
+#: fraction of ``||w||`` (once its tolerance is met): the weights are then known to this
+#: relative precision, whatever data they later score.
+MODEL_RADIUS = 1e-4

@@ -1,26 +1,67 @@
-"""Per-iteration records of a solver run, and the stopwatch that keeps them honest.
+"""Per-iteration records of a solver run, the stopwatch that keeps them honest, and the run's
+status vocabulary.
 
 A hand-written solver runs ``while recorder.record(k, w=..., alpha=...):`` in the benchopt
 style: :meth:`TraceRecorder.record` stops the solver's clock, evaluates the objectives,
 calls the user's callback, decides whether to stop (tolerance, iteration or time budget,
-callback) and restarts the clock. What the solver needs to decide to stop (the duality gap
-a dual solver checks at every iteration, the certificate a primal solver checks) is charged
-to its clock; what is evaluated for the trace alone is not. The clock up to the first
-record is the run's set-up time.
+Ctrl-C, callback) and restarts the clock. What the solver needs to decide to stop (the
+duality gap a dual solver checks at every iteration, the certificate a primal solver
+checks) is charged to its clock; what is evaluated for the trace alone is not. The clock up
+to the first record is the run's set-up time.
+
+Every run ends with a :class:`Status` (never free text parsed later) and returns its model:
+a run stopped by its iteration limit, its time budget, an interrupt or a numerical failure
+still returns its last certified iterate, with the certified duality gap and the model
+radius :math:`\\|w - w^*\\| \\le` ``w_radius``. For a formulation whose primal is
+:math:`\\mu`-strongly convex in the scoring weights (:math:`\\mu = 1` with the
+:math:`\tfrac12\\|w\\|^2` regularizer, ``Objective.strong_convexity``), a gap g gives
+:math:`\tfrac{\\mu}{2}\\|w - w^*\\|^2 \\le P(w) - p^* \\le g`, so
+:math:`\\|w - w^*\\| \\le \\sqrt{2 g / \\mu}`; a smooth primal's gradient gives
+:math:`\\|w - w^*\\| \\le \\|\nabla P(w)\\| / \\mu` (strong monotonicity of the gradient),
+which a solver passes when it has it; the smaller bound is kept.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from dataclasses import replace as _replace
+from enum import Enum
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from cvxrank import tolerances
-from cvxrank.formulations.base import Formulation
 from cvxrank.tolerances import relative_gap, within
+
+if TYPE_CHECKING:
+    from cvxrank.formulations.base import Objective
+
+
+class Status(str, Enum):
+    """Why a run stopped: the one vocabulary of every solver, ``fit`` and the reports.
+
+    ``converged``: the stopping tolerance was met (and the stopping rule of
+    :attr:`SolverOptions.until`, when one is given, holds or cannot be tightened further);
+    ``max_iter``: the iteration limit; ``time_budget``: the time budget; ``interrupted``:
+    Ctrl-C (SIGINT, see :func:`interruptible`) or a callback asked to stop; ``numerical``:
+    the solver could not make progress representable in floating point, its certificate came
+    out negative or non-finite, or a subproblem solver failed.
+    """
+
+    CONVERGED = "converged"
+    MAX_ITER = "max_iter"
+    TIME_BUDGET = "time_budget"
+    INTERRUPTED = "interrupted"
+    NUMERICAL = "numerical"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass
@@ -42,6 +83,9 @@ class Trace:
         Duality gap ``primal - dual`` (NaN when there is no dual value).
     step : list of float
         The step size used last (NaN when not applicable).
+    radius : list of float
+        The certified model radius at the record (module docstring; infinite when the run
+        has no certificate there).
     extra : dict of str to list of float
         Columns a solver adds of its own (number of cuts, master value, block index, ...),
         one value per record; solvers that add none leave it empty.
@@ -53,16 +97,17 @@ class Trace:
     dual: list[float] = field(default_factory=list)
     gap: list[float] = field(default_factory=list)
     step: list[float] = field(default_factory=list)
+    radius: list[float] = field(default_factory=list)
     extra: dict[str, list[float]] = field(default_factory=dict)
 
     #: The columns every trace has.
-    COLUMNS = ("iteration", "time", "primal", "dual", "gap", "step")
+    COLUMNS = ("iteration", "time", "primal", "dual", "gap", "step", "radius")
 
     def __len__(self) -> int:
         return len(self.iteration)
 
     def append(self, iteration: int, time: float, primal: float, dual: float, step: float,
-               extra: dict[str, float] | None = None) -> None:
+               extra: dict[str, float] | None = None, radius: float = math.inf) -> None:
         """Add one record (``gap = primal - dual``); ``extra`` fills the solver's own
         columns (a column missing from a record gets NaN)."""
         self.iteration.append(int(iteration))
@@ -71,6 +116,7 @@ class Trace:
         self.dual.append(float(dual))
         self.gap.append(float(primal) - float(dual))
         self.step.append(float(step))
+        self.radius.append(float(radius))
         n = len(self.iteration)
         for key, value in (extra or {}).items():
             self.extra.setdefault(key, [float("nan")] * (n - 1)).append(float(value))
@@ -85,10 +131,71 @@ class Trace:
         return out
 
 
-@dataclass
+def certified_radius(gap: float, strong_convexity: float) -> float:
+    r"""The model radius a duality gap certifies: :math:`\sqrt{2 g / \mu}` (module docstring).
+
+    Infinite without a certificate (a non-finite gap) or without strong convexity
+    (:math:`\mu = 0`); a gap within rounding below 0 counts as 0.
+    """
+    if not (math.isfinite(gap) and strong_convexity > 0):
+        return math.inf
+    return math.sqrt(2.0 * max(gap, 0.0) / strong_convexity)
+
+
+class RunInfo(Mapping[str, Any]):
+    """A read-only mapping (picklable, unlike :class:`types.MappingProxyType`)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = dict(data)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"RunInfo({self._data!r})"
+
+    def __reduce__(self) -> tuple[type, tuple[dict[str, Any]]]:
+        return RunInfo, (self._data,)
+
+
+def _frozen_info(info: Mapping[str, Any]) -> RunInfo:
+    """``info`` as a read-only mapping of plain values: numbers, strings, booleans, None,
+    tuples of them, read-only arrays and frozen records (lists become tuples, arrays are
+    copied and locked)."""
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        if isinstance(value, list):
+            value = tuple(value)
+        elif isinstance(value, np.ndarray):
+            value = value.copy()
+            value.setflags(write=False)
+        elif isinstance(value, np.generic):
+            value = value.item()
+        allowed = (value is None or isinstance(value, int | float | str | bool | tuple
+                                                    | np.ndarray)
+                   or getattr(type(value), "__dataclass_params__", None) is not None
+                   and type(value).__dataclass_params__.frozen)
+        if not allowed:
+            raise TypeError(f"Run.info[{key!r}] must be a plain value (number, string, tuple, "
+                            f"array or frozen record), got {type(value).__name__}")
+        out[key] = value
+    return RunInfo(out)
+
+
+@dataclass(frozen=True)
 class Run:
     """One training run, however it was made: a hand-written solver, a CVXPY reference or
     a baseline such as LinearSVC (scipy's OptimizeResult and qpsolvers' Solution in spirit).
+
+    Frozen: a run is a record, changed only by :meth:`replace` (which makes a new one).
 
     Attributes
     ----------
@@ -99,10 +206,10 @@ class Run:
     trace : Trace
         The recorded iterations (a CVXPY solve or a baseline records one row: its final
         iteration count, time, objective and, where there is one, dual value).
-    converged : bool
-        Whether the stopping tolerance was met (certified for a CVXPY reference).
-    message : str
+    status : Status
         Why the run stopped.
+    message : str
+        The same, for a reader, with the numbers that decided it.
     n_iter : int
         Iterations (or epochs) run.
     solver : str
@@ -113,20 +220,61 @@ class Run:
         Seconds of set-up before the first iteration (pairs, sorted blocks, Lipschitz
         constant, CVXPY compilation, materialized pair differences), included in
         :attr:`time`.
-    info : dict
-        Solver-specific extras (step sizes, CG iterations, ...).
+    objective : float
+        The primal objective at :attr:`w` (NaN when nothing was recorded).
+    gap : float
+        The certified duality gap at :attr:`w`: the objective minus the best lower bound on
+        :math:`p^*` the run holds (NaN without one).
+    w_radius : float
+        Certified bound on :math:`\\|w - w^*\\|` for the scoring weights (module docstring;
+        infinite without a certificate or without strong convexity).
+    tol : float
+        The relative gap the run was asked to reach (0: no stopping test, the run makes
+        its ``max_iter`` iterations).
+    info : mapping
+        Solver-specific extras (step sizes, CG iterations, ...), read-only plain values.
     """
 
     w: np.ndarray
     alpha: np.ndarray | None
     trace: Trace
-    converged: bool
+    status: Status
     message: str
     n_iter: int
     solver: str
     formulation: str
     setup_time: float = 0.0
-    info: dict[str, Any] = field(default_factory=dict)
+    objective: float = float("nan")
+    gap: float = float("nan")
+    w_radius: float = math.inf
+    tol: float = float("nan")
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Status(self.status))
+        object.__setattr__(self, "info", _frozen_info(self.info))
+        if math.isnan(self.objective) and len(self.trace):
+            object.__setattr__(self, "objective", float(self.trace.primal[-1]))
+            if math.isnan(self.gap):
+                object.__setattr__(self, "gap", float(self.trace.gap[-1]))
+
+    def replace(self, **changes: Any) -> Run:
+        """A copy with ``changes`` (``info`` changes are merged into the current info)."""
+        if "info" in changes:
+            changes["info"] = {**self.info, **changes["info"]}
+        return _replace(self, **changes)
+
+    @property
+    def converged(self) -> bool:
+        """Whether the stopping tolerance was met (:attr:`status` is ``converged``)."""
+        return self.status is Status.CONVERGED
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run ended as asked: :attr:`converged`, or, without a stopping test
+        (``tol = 0``, e.g. a stochastic solver run for a fixed number of passes), after its
+        iteration limit."""
+        return self.converged or (self.tol == 0 and self.status is Status.MAX_ITER)
 
     @property
     def time(self) -> float:
@@ -140,27 +288,124 @@ class Run:
         return self.time - self.setup_time
 
     @property
-    def objective(self) -> float:
-        """Last recorded primal objective."""
-        return self.trace.primal[-1] if len(self.trace) else float("nan")
-
-    @property
     def relative_gap(self) -> float:
-        """Last recorded duality gap relative to the primal value (NaN without a dual)."""
-        if not len(self.trace):
+        """The certified duality gap relative to the objective (NaN without a dual)."""
+        if math.isnan(self.gap):
             return float("nan")
-        return relative_gap(self.trace.dual[-1], self.trace.primal[-1])
+        return max(self.gap, 0.0) / tolerances.gap_scale(self.objective)
 
+    def certificate(self) -> dict[str, Any]:
+        """``status``, ``converged``, ``gap``, ``relative_gap`` and ``w_radius``, as the
+        reports print them."""
+        return {"status": self.status.value, "converged": self.converged, "gap": self.gap,
+                "relative_gap": self.relative_gap, "w_radius": self.w_radius}
+
+
+#: The option names every solver takes (:class:`SolverOptions`).
+OPTION_NAMES = ("tol", "max_iter", "time_budget", "seed", "callback", "until")
 
 Callback = Callable[[int, np.ndarray, "np.ndarray | None", Trace], "bool | None"]
+
+#: An extra stopping rule: ``until(w, radius)`` is True when a run that met its tolerance
+#: may stop (e.g. "the reported measures are certified", :mod:`cvxrank.certify`).
+StopRule = Callable[[np.ndarray, float], bool]
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """The options every hand-written solver takes, in one record.
+
+    Attributes
+    ----------
+    tol : float or None
+        Relative certified duality gap at which to stop (None: the solver's default).
+    max_iter : int or None
+        Iteration limit (None: the solver's default).
+    time_budget : float or None
+        Wall-clock seconds from the solver's start (set-up included) after which it stops and
+        returns its last certified iterate with status ``time_budget``.
+    seed : int, Generator or None
+        Randomness of stochastic solvers (ignored by deterministic ones).
+    callback : callable, optional
+        ``callback(k, w, alpha, trace)`` after each recorded iteration; True stops the run.
+    until : callable, optional
+        ``until(w, radius) -> bool``: once the tolerance is met, go on iterating until it
+        holds (e.g. the reported measures are certified), or until the gap is at rounding
+        level (:data:`cvxrank.tolerances.GAP_FLOOR`) and cannot certify more.
+    """
+
+    tol: float | None = None
+    max_iter: int | None = None
+    time_budget: float | None = None
+    seed: int | np.random.Generator | None = None
+    callback: Callback | None = None
+    until: StopRule | None = None
+
+    def __post_init__(self) -> None:
+        if self.tol is not None and not (math.isfinite(self.tol) and self.tol >= 0):
+            raise ValueError(f"tol must be a finite number >= 0, got {self.tol}")
+        if self.max_iter is not None and (isinstance(self.max_iter, bool)
+                                          or int(self.max_iter) != self.max_iter
+                                          or self.max_iter < 0):
+            raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter}")
+        if self.time_budget is not None and not self.time_budget > 0:
+            raise ValueError(f"time_budget must be > 0 seconds, got {self.time_budget}")
+
+    def replace(self, **changes: Any) -> SolverOptions:
+        """A copy with ``changes``; a None value leaves that option as it is."""
+        return _replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def with_defaults(self, **defaults: Any) -> SolverOptions:
+        """A copy whose unset (None) options take ``defaults``."""
+        return _replace(self, **{k: v for k, v in defaults.items()
+                                 if getattr(self, k) is None})
+
+    @classmethod
+    def split(cls, kwargs: dict[str, Any]) -> tuple[SolverOptions, dict[str, Any]]:
+        """``kwargs`` split into the common options and the rest (a solver's own)."""
+        common = {k: kwargs[k] for k in OPTION_NAMES if kwargs.get(k) is not None}
+        return cls(**common), {k: v for k, v in kwargs.items() if k not in OPTION_NAMES}
+
+
+# ------------------------------------------------------------------------- interrupts
+
+_STOP = threading.Event()
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Inside the block, the first Ctrl-C (SIGINT) asks the running solver to stop.
+
+    The solver's :class:`TraceRecorder` sees the request at its next record and returns the
+    run with status ``interrupted`` and its last certified iterate; a second Ctrl-C raises
+    :class:`KeyboardInterrupt` as usual. Outside the main thread (where Python delivers no
+    signals) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def request_stop(signum: int, frame: Any) -> None:
+        _STOP.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    _STOP.clear()
+    signal.signal(signal.SIGINT, request_stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _STOP.clear()
 
 
 def progress_printer(label: str, stream: TextIO, every: float = 0.5) -> Callback:
     """A callback that shows a run's progress on ``stream``, at most every ``every`` seconds.
 
-    One line, rewritten in place (``\\r``): iterations, the last recorded objective and
-    relative duality gap, and wall-clock seconds. It never stops the run; the caller ends
-    the line (``stream.write("\\n")``) when the run returns.
+    One line, rewritten in place (``\\r``): iterations, the last recorded objective, the
+    relative duality gap and model radius where the run has them, and wall-clock seconds. It
+    never stops the run; the caller ends the line (``stream.write("\\n")``) when the run
+    returns.
     """
     started = time.perf_counter()
     shown = [started - every]
@@ -170,9 +415,12 @@ def progress_printer(label: str, stream: TextIO, every: float = 0.5) -> Callback
         if now - shown[0] < every or not len(trace):
             return
         shown[0] = now
-        gap = relative_gap(trace.dual[-1], trace.primal[-1])
-        stream.write(f"\r{label}: iteration {k:,}  objective {trace.primal[-1]:.8g}  "
-                     f"relative gap {gap:.2e}  {now - started:.1f} s ")
+        parts = [f"{label}: iteration {k:,}", f"objective {trace.primal[-1]:.8g}"]
+        if math.isfinite(trace.dual[-1]):
+            parts.append(f"relative gap {relative_gap(trace.dual[-1], trace.primal[-1]):.2e}")
+        if math.isfinite(trace.radius[-1]):
+            parts.append(f"radius {trace.radius[-1]:.2e}")
+        stream.write("\r" + "  ".join(parts) + f"  {now - started:.1f} s ")
         stream.flush()
 
     return show
@@ -183,52 +431,66 @@ class TraceRecorder:
 
     Parameters
     ----------
-    formulation : Formulation
-        Supplies ``primal_value``, ``dual_value`` and ``primal_from_dual``.
-    tol : float
-        Stop when the relative duality gap ``gap / |primal|`` is at most ``tol``
+    formulation : Objective
+        Supplies ``primal_value`` and, for a convex formulation, ``dual_value`` and
+        ``primal_from_dual``; ``strong_convexity`` gives the model radius.
+    options : SolverOptions
+        ``tol``: stop when the relative duality gap ``gap / |primal|`` is at most ``tol``
         (:func:`cvxrank.tolerances.within`), at a point other than ``w = 0`` unless the gap
-        there is 0.
-        The dual value is ``dual_value(alpha)`` for solvers that have a dual point, and
-        ``dual_value_at(w)`` for primal solvers on formulations whose primal point certifies
-        a dual bound (the squared-hinge RankSVM); other primal-only solvers decide
-        convergence themselves and pass ``converged=True``.
-    max_iter : int
-        Stop after this many iterations.
-    time_budget : float or None
-        Stop when solver time exceeds this many seconds.
-    callback : callable, optional
-        ``callback(k, w, alpha, trace)``; returning True stops the run.
+        there is 0. The dual value is ``dual_value(alpha)`` for solvers that have a dual
+        point, and ``dual_value_at(w)`` for primal solvers on formulations whose primal point
+        certifies a dual bound (the squared-hinge RankSVM); other primal-only solvers decide
+        convergence themselves and pass ``converged=True``. ``max_iter``, ``time_budget``
+        (wall clock since the recorder was made), ``callback`` and ``until`` as
+        :class:`SolverOptions` says; unset ``tol`` and ``max_iter`` are errors (the
+        :func:`cvxrank.capabilities.solver` decorator fills the solver's defaults).
     record_every : int
         Record only every this many iterations (the first and last are always recorded).
     """
 
-    def __init__(
-        self,
-        formulation: Formulation,
-        *,
-        tol: float,
-        max_iter: int,
-        time_budget: float | None = None,
-        callback: Callback | None = None,
-        record_every: int = 1,
-    ) -> None:
-        if tol < 0 or max_iter < 0:
-            raise ValueError("tol and max_iter must be non-negative")
+    def __init__(self, formulation: Objective, options: SolverOptions, *,
+                 record_every: int = 1) -> None:
+        if options.tol is None or options.max_iter is None:
+            raise ValueError("TraceRecorder needs tol and max_iter (SolverOptions.with_defaults)")
         if record_every < 1:
             raise ValueError("record_every must be >= 1")
         self.formulation = formulation
-        self.tol = tol
-        self.max_iter = max_iter
-        self.time_budget = time_budget
-        self.callback = callback
+        self.options = options
+        self.tol = float(options.tol)
+        self.max_iter = int(options.max_iter)
         self.record_every = record_every
         self.trace = Trace()
         self.setup_time: float | None = None
-        self.converged = False
+        self.status: Status | None = None
         self.message = "running"
+        self.tol_met = False
+        self.until_checks = 0
+        self._strong = float(formulation.strong_convexity)
+        self._until_next_gap = math.inf
+        self._last: tuple[np.ndarray | None, float, float] = (None, math.nan, math.inf)
         self._elapsed = 0.0
-        self._started = time.perf_counter()
+        self._wall_start = time.perf_counter()
+        self._started = self._wall_start
+
+    def _stop(self, status: Status, message: str) -> bool:
+        self.status, self.message = status, message
+        return False
+
+    def _until_holds(self, w: np.ndarray, radius: float, gap: float, p: float) -> bool:
+        """The :attr:`SolverOptions.until` rule, checked only once the gap has fallen by
+        :data:`cvxrank.tolerances.UNTIL_GAP_FACTOR` since its last failure (each check is
+        an evaluation-set pass); True at rounding level, where more iterations cannot
+        tighten the certificate."""
+        until = self.options.until
+        if until is None or radius == 0.0 or within(gap, p, tolerances.GAP_FLOOR):
+            return True
+        if gap > self._until_next_gap:
+            return False
+        self.until_checks += 1
+        if until(w, radius):
+            return True
+        self._until_next_gap = gap / tolerances.UNTIL_GAP_FACTOR
+        return False
 
     def record(
         self,
@@ -239,6 +501,7 @@ class TraceRecorder:
         step: float = float("nan"),
         converged: bool = False,
         values: tuple[float, float] | None = None,
+        radius: float | None = None,
         extra: dict[str, float] | None = None,
     ) -> bool:
         """Record iteration ``k``; return True while the solver should go on.
@@ -247,27 +510,28 @@ class TraceRecorder:
         solvers, or ``w`` alone for primal solvers. A solver that computes the primal value
         and the dual bound at this point as part of its own iteration (PRSVM's certificate)
         passes them as ``values = (primal, dual)``: they are then charged to the solver's
-        clock and not evaluated again. (Validation re-evaluates the returned point itself.)
-        ``extra`` holds values of the solver's own trace columns (:attr:`Trace.extra`).
-        The solver's clock up to its first record is its set-up time.
+        clock and not evaluated again. A solver that bounds :math:`\\|w - w^*\\|` by other
+        means (a smooth primal's gradient norm over the strong-convexity modulus) passes it
+        as ``radius``. ``extra`` holds values of the solver's own trace columns
+        (:attr:`Trace.extra`). The solver's clock up to its first record is its set-up time.
         """
         started = time.perf_counter()
         self._elapsed += started - self._started
         if self.setup_time is None:
             self.setup_time = self._elapsed
-        last = converged or k >= self.max_iter or (
-            self.time_budget is not None and self._elapsed >= self.time_budget
-        )
-        f = self.formulation
         if w is None and alpha is None:
             raise ValueError("record needs w or alpha")
+        budget = self.options.time_budget
+        out_of_time = budget is not None and started - self._wall_start >= budget
+        last = converged or k >= self.max_iter or out_of_time or _STOP.is_set()
+        f = self.formulation
         due = k % self.record_every == 0 or last or not self.trace.iteration
         certificate = alpha is not None or "primal_certificate" in f.capabilities
         # The solver's own stopping test: charged to its clock (a dual solver checks every
         # iteration, a primal solver with a certificate at each recorded one).
         stopping_test = (values is None and self.tol > 0 and certificate
                          and (alpha is not None or due))
-        gap_ok = False
+        met, broken = converged, ""
         if due or stopping_test or values is not None:
             if w is None:
                 w = f.primal_from_dual(alpha)
@@ -284,21 +548,39 @@ class TraceRecorder:
             if stopping_test:
                 self._elapsed += time.perf_counter() - started
             gap = p - d
+            broken = _broken_certificate(p, d, f.gap_floor)
+            r = certified_radius(gap, self._strong) if not broken else math.inf
+            if radius is not None and math.isfinite(radius):
+                r = min(r, float(radius) / max(self._strong, np.finfo(float).tiny)
+                        if self._strong > 0 else math.inf)
             # never the zero model while the certificate leaves a gap (see tolerances)
-            gap_ok = (bool(np.isfinite(d)) and within(gap, p, self.tol)
+            gap_ok = (not broken and bool(np.isfinite(d)) and within(gap, p, self.tol)
                       and (bool(np.any(w)) or within(gap, p, tolerances.ZERO_MODEL_GAP)))
-            if due or gap_ok:
-                self.trace.append(k, self._elapsed, p, d, step, extra)
+            met = met or gap_ok
+            self.tol_met = met
+            self._last = (w, gap, r)
+            if due or met:
+                self.trace.append(k, self._elapsed, p, d, step, extra, radius=r)
+            if met and not self._until_holds(w, r, gap, p):
+                met = False  # the tolerance holds, the stopping rule not yet: go on
         go_on = True
-        if converged or gap_ok:
-            self.converged, self.message, go_on = True, "converged: tolerance met", False
+        if met:
+            go_on = self._stop(Status.CONVERGED, "converged: tolerance met")
+        elif self.tol_met and (last or k >= self.max_iter):
+            go_on = self._stop(Status.CONVERGED, "converged: tolerance met (the stopping "
+                               "rule beyond it did not hold within the iteration or time "
+                               "budget)")
+        elif broken:
+            go_on = self._stop(Status.NUMERICAL, broken)
         elif k >= self.max_iter:
-            self.message, go_on = f"stopped: max_iter={self.max_iter} reached", False
-        elif self.time_budget is not None and self._elapsed >= self.time_budget:
-            self.message, go_on = f"stopped: time budget {self.time_budget:g}s reached", False
-        if go_on and self.callback is not None and self.callback(
+            go_on = self._stop(Status.MAX_ITER, f"stopped: max_iter={self.max_iter} reached")
+        elif out_of_time:
+            go_on = self._stop(Status.TIME_BUDGET, f"stopped: time budget {budget:g} s reached")
+        elif _STOP.is_set():
+            go_on = self._stop(Status.INTERRUPTED, "stopped: interrupted (Ctrl-C)")
+        if go_on and self.options.callback is not None and self.options.callback(
                 k, f.primal_from_dual(alpha) if w is None else w, alpha, self.trace):
-            self.message, go_on = "stopped by callback", False
+            go_on = self._stop(Status.INTERRUPTED, "stopped by callback")
         self._started = time.perf_counter()
         return go_on
 
@@ -308,18 +590,71 @@ class TraceRecorder:
         alpha: np.ndarray | None,
         n_iter: int,
         solver: str,
+        *,
+        status: Status | None = None,
+        message: str | None = None,
         **info: Any,
     ) -> Run:
-        """Package the run."""
+        """Package the run, with its certificate at the returned ``w``.
+
+        ``status`` and ``message`` override the recorder's (a solver that stops itself, e.g.
+        on a stalled line search); without either, a loop the solver left on its own is
+        ``converged`` if the last record met the tolerance, else ``numerical``. The gap at
+        ``w`` is its objective minus the best lower bound the trace holds (any dual value
+        recorded bounds :math:`p^*`), and the radius the one that gap certifies, or the
+        solver's own (``radius`` of :meth:`record`) when ``w`` is the last recorded point.
+        """
+        f = self.formulation
+        w = np.asarray(w, dtype=float)
+        if status is None:
+            status = self.status or (Status.CONVERGED if self.tol_met else Status.NUMERICAL)
+            if message is None and self.status is None:
+                message = ("converged: tolerance met" if self.tol_met else
+                           "stopped: the solver ended before its tolerance was met")
+        objective = float(f.primal_value(w)) if len(self.trace) else float("nan")
+        gap, radius = self._certificate(w, objective)
         return Run(
-            w=np.asarray(w, dtype=float),
+            w=w,
             alpha=None if alpha is None else np.asarray(alpha, dtype=float),
             trace=self.trace,
-            converged=self.converged,
-            message=self.message,
+            status=status,
+            message=self.message if message is None else message,
             n_iter=int(n_iter),
             solver=solver,
-            formulation=self.formulation.name,
+            formulation=f.name,
             setup_time=self.setup_time or 0.0,
-            info=dict(info),
+            objective=objective,
+            gap=gap,
+            w_radius=radius,
+            tol=self.tol,
+            info=info,
         )
+
+    def _certificate(self, w: np.ndarray, objective: float) -> tuple[float, float]:
+        """The gap and radius at the returned ``w`` (see :meth:`result`)."""
+        duals = np.asarray(self.trace.dual, dtype=float)
+        duals = duals[np.isfinite(duals)]
+        if not duals.size or not math.isfinite(objective):
+            return float("nan"), math.inf
+        gap = objective - float(duals.max())
+        if _broken_certificate(objective, float(duals.max()), self.formulation.gap_floor):
+            return gap, math.inf
+        radius = certified_radius(gap, self._strong)
+        last_w, _, last_r = self._last
+        if last_w is not None and last_w.shape == w.shape and np.array_equal(last_w, w):
+            radius = min(radius, last_r)
+        return gap, radius
+
+
+def _broken_certificate(primal: float, dual: float, floor: float) -> str:
+    """Why a (primal, dual) pair is not a certificate (empty when it is one, or when there
+    is no dual value): non-finite values, or a dual above the primal beyond rounding."""
+    if math.isnan(dual):
+        return "" if math.isfinite(primal) else "stopped: the objective is not finite"
+    if not (math.isfinite(primal) and math.isfinite(dual)):
+        return (f"stopped: the certificate is not finite (primal {primal:.6g}, dual "
+                f"{dual:.6g})")
+    if primal - dual < -tolerances.GAP_FLOOR * tolerances.gap_scale(primal, floor):
+        return (f"stopped: the certificate is negative (dual bound {dual:.10g} above the "
+                f"primal {primal:.10g}): the numbers are not trustworthy at this scale")
+    return ""

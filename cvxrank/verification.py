@@ -8,7 +8,7 @@ notebook or a test calls directly::
     [o.summary() for o in outcomes if not o.passed]
 
 For every instance and every entry it builds the formulation (with the instance's
-hyper-parameters for the entry's method, :meth:`cvxrank.instances.Instance.params_for`),
+hyper-parameters for the entry's method, :meth:`cvxrank.registry.Entry.instance_params`),
 runs the solver (once per seed for stochastic entries) and judges the run(s) as the entry
 says: against the certified reference (:func:`cvxrank.reference.solve_reference`, cached per
 formulation, parameters and solver; :func:`cvxrank.validate.validate_runs`), or as a monotone
@@ -173,8 +173,9 @@ def run_pair(
     out = PairOutcome(entry=entry, instance=instance)
     try:
         f = formulation if formulation is not None else entry.build(
-            instance.data(), instance.params_for(entry.method))
-        out.n_pairs = int(f.n_dual) or None
+            instance.data(), entry.instance_params(instance))
+        sizes = f.sizes()
+        out.n_pairs = int(sizes.get("n_dual", sizes.get("n_pairs", 0))) or None
     except Exception as exc:  # noqa: BLE001 (a broken entry fails its pair, not the run)
         out.error = _error("building the formulation", exc)
         return out
@@ -259,11 +260,11 @@ def run_verification(
         # computed once).
         built: dict[tuple, Any] = {}
         for entry in chosen:
-            params = {**entry.params, **inst.params_for(entry.method)}
+            params = {**entry.params, **entry.instance_params(inst)}
             key = (entry.formulation, entry.make_formulation, repr(sorted(params.items())))
             if key not in built:
                 try:
-                    built[key] = entry.build(inst.data(), inst.params_for(entry.method))
+                    built[key] = entry.build(inst.data(), entry.instance_params(inst))
                 except Exception:  # noqa: BLE001 (run_pair reports it)
                     built[key] = None
             outcome = run_pair(entry, inst, reference_solver, formulation=built[key])

@@ -27,11 +27,15 @@ def test_linearsvc_reaches_the_reference_optimum(sparse, weighted) -> None:
     assert run.objective == pytest.approx(f.primal_value(run.w), rel=1e-15)
     assert run.converged and run.message == "converged" and run.solver == "linearsvc"
     assert run.time > run.setup_time > 0 and run.solve_time > 0
-    # one trace row: LIBLINEAR's iterations, the time, the objective, no dual, no step
+    # one trace row: LIBLINEAR's iterations, the time, the objective, the certified dual
+    # bound of its w, no step
     assert len(run.trace) == 1 and run.trace.iteration == [run.n_iter] and run.n_iter >= 1
     assert run.trace.time == [run.time]
-    assert np.isnan(run.trace.dual[0]) and np.isnan(run.trace.step[0])
-    assert np.isnan(run.relative_gap)
+    assert run.trace.dual[0] == pytest.approx(f.dual_value_at(run.w), rel=1e-15)
+    assert run.trace.dual[0] <= ref.p_star * (1 + 1e-9) and np.isnan(run.trace.step[0])
+    assert run.gap >= -1e-12 * run.objective and run.relative_gap <= 1e-9
+    assert run.w_radius == pytest.approx(np.sqrt(2 * max(run.gap, 0.0)), rel=1e-12)
+    assert np.linalg.norm(run.w - ref.w) <= run.w_radius + 1e-6 * np.linalg.norm(ref.w)
 
 
 def test_iteration_limit_is_reported_not_raised() -> None:

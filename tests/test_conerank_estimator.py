@@ -19,12 +19,14 @@ from cvxrank.cli.main import main as cli_main
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import write_svmlight
 from cvxrank.data.synthetic import make_synthetic
+from cvxrank.errors import CapabilityError
 from cvxrank.estimators import ConeRankRanker, MethodRanker
-from cvxrank.fitting import CONERANK_PASSES, fit_conerank, fit_formulation
-from cvxrank.formulations.conerank import ConeRank
+from cvxrank.fitting import fit_formulation
+from cvxrank.formulations.conerank import ConeRank, linear_direction, vote_scores
 from cvxrank.metrics import evaluate
-from cvxrank.solvers.conerank import linear_direction, vote_scores
+from cvxrank.solvers.conerank import STOCHASTIC_PASSES
 from cvxrank.threads import blas_threads
+from cvxrank.trace import Status
 
 
 @pytest.fixture(autouse=True)
@@ -105,13 +107,16 @@ def test_estimator_fits_and_predicts(data) -> None:
 
 
 @pytest.mark.parametrize("solver, variant", [("stochastic", "eg"), ("alternation", "sg")])
-def test_estimator_solvers_match_fit_conerank(data, solver, variant) -> None:
+def test_estimator_solvers_match_fit_formulation(data, solver, variant) -> None:
     model = ConeRankRanker(K=2, solver=solver, variant=variant, n_passes=2,
                            random_state=5).fit(data.X, data.y, qid=data.qid)
     f = ConeRank(data, K=2)
-    run = fit_conerank(f, solver, variant=variant, n_passes=2, seed=5)
+    run = fit_formulation(f, f"{solver}-{variant}", max_iter=2, seed=5)
     np.testing.assert_array_equal(model.run_.w, run.w)
-    assert model.solver_ == f"{solver}-{variant}" and run.info["n_passes"] == 2
+    assert model.solver_ == run.solver == f"{solver}-{variant}" and run.n_iter <= 2
+    if solver == "stochastic":  # no stopping test: it makes its passes, as asked
+        assert run.status is Status.MAX_ITER and run.finished and run.n_iter == 2
+        assert model.status_ == "max_iter"
     if solver == "alternation":
         primal = run.trace.as_arrays()["primal"]
         assert np.all(np.diff(primal) <= 1e-12 * primal[0])  # never increases
@@ -123,16 +128,16 @@ def test_default_passes_and_params() -> None:
         "K": 10, "variant": "sg", "solver": "stochastic", "mu": None, "n_passes": None,
         "c": None, "lambda_l": 1.0, "lambda_u": 1.0, "alpha": 1.0, "rho": None,
         "scoring": "vote", "tol": None, "random_state": 0}
-    assert CONERANK_PASSES == {"sg": 20, "eg": 5}
+    assert STOCHASTIC_PASSES == {"sg": 20, "eg": 5}
     one = make_synthetic(n_queries=2, docs_per_query=5, n_features=3, seed=0)
     for variant in ("sg", "eg"):
         fitted = ConeRankRanker(K=2, variant=variant).fit(one.X, one.y, qid=one.qid)
-        assert fitted.n_iter_ == CONERANK_PASSES[variant]
+        assert fitted.n_iter_ == STOCHASTIC_PASSES[variant]
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"variant": "nope"}, "variant must be one of sg, eg"),
-    ({"solver": "nope"}, "solver must be one of stochastic, alternation"),
+    ({"variant": "nope"}, "variant must be 'sg' or 'eg'"),
+    ({"solver": "nope"}, "solver must be 'stochastic' or 'alternation'"),
     ({"scoring": "nope"}, "scoring must be 'vote' or 'linear'"),
     ({"K": 0}, "K must be a positive integer"),
     ({"n_passes": 0}, "n_passes must be a positive integer"),
@@ -169,7 +174,8 @@ def test_bad_input_is_refused(data) -> None:
 # -- the methods table and what does not take ConeRank -----------------------------------
 def test_methods_row_and_exclusions(data) -> None:
     row = methods.get("conerank")
-    assert row.losses == ("squared_distance",) and row.solvers == ("sg", "eg")
+    assert row.losses == ("squared_distance",)
+    assert row.solvers == ("stochastic-sg", "stochastic-eg", "alternation-sg", "alternation-eg")
     est = row.make_estimator(K=3, solver="alternation", C=1.0)
     assert type(est) is ConeRankRanker and est.K == 3 and est.solver == "alternation"
     f = row.build(data, K=2)
@@ -177,10 +183,14 @@ def test_methods_row_and_exclusions(data) -> None:
     with pytest.raises(ValueError, match=r"conerank takes no C \(its parameters: K, c, .*"
                                          "ConeRankRanker"):
         MethodRanker(method="conerank").fit(data.X, data.y, qid=data.qid)
-    with pytest.raises(ValueError, match="not a weight vector w; fit it with .*fit_conerank"):
-        fit_formulation(f, "auto")
-    with pytest.raises(ValueError, match="fit_conerank fits ConeRank"):
-        fit_conerank(methods.get("ranksvm").build(data, C=1.0))
+    # an objective like the others: fit_formulation runs its solvers, nothing else does
+    run = fit_formulation(f, "auto", max_iter=1)
+    assert run.solver == "stochastic-sg" and run.finished and np.isnan(run.gap)
+    assert run.w_radius == np.inf  # non-convex: no certificate on the model
+    with pytest.raises(CapabilityError, match="stochastic-sg.*cone_blocks"):
+        fit_formulation(methods.get("ranksvm").build(data, C=1.0), "stochastic-sg")
+    with pytest.raises(ValueError, match="not convex"):
+        fit_formulation(f, "clarabel")
 
 
 # -- cvxrank fit --------------------------------------------------------------------------
@@ -202,19 +212,21 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 def test_fit_cli_json(capsys, files, data, tmp_path, variant) -> None:
     train, test = files
     model_path = tmp_path / "model.json"
-    code, out, err = run(capsys, "fit", "--method", "conerank", "--variant", variant,
-                         "--K", "3", "--passes", "2", "--train", train, "--test", test,
-                         "--json", "--save-model", model_path)
-    assert code == 0, err
+    code, out, err = run(capsys, "fit", "--method", "conerank", "--solver",
+                         f"stochastic-{variant}", "--K", "3", "--max-iter", "2",
+                         "--train", train, "--test", test, "--json", "--save-model", model_path)
+    assert code == 0, err  # no stopping test: its passes made, as asked
     report = json.loads(out)
     model = ConeRankRanker(K=3, variant=variant, n_passes=2).fit(data.X, data.y, qid=data.qid)
     assert report["method"] == "conerank" and report["loss"] == "squared_distance"
-    assert report["variant"] == variant and report["K"] == 3 and report["n_passes"] == 2
+    assert report["K"] == 3 and "C" not in report
     assert report["solver"] == f"stochastic-{variant}" and report["iterations"] == 2
-    assert report["mu"] == {"sg": 0.001, "eg": 0.005}[variant] and report["scoring"] == "vote"
     assert report["objective"] == pytest.approx(model.objective_, rel=1e-12)
     assert report["n_pairs"] == model.n_pairs_ and report["time"] > 0
-    assert report["converged"] is False and "2 passes" in report["message"]
+    assert report["status"] == "max_iter" and report["converged"] is False
+    assert "2 passes" in report["message"] and report["w_radius"] is None
+    # nothing is certified for a non-convex model
+    assert not any(c["certified"] for c in report["certified"].values())
     # the test measures are the estimator's vote scores evaluated like `cvxrank evaluate`
     test_data = make_synthetic(n_queries=5, docs_per_query=10, n_features=5, seed=4)
     votes = model.predict(test_data.X, qid=test_data.qid)
@@ -228,26 +240,23 @@ def test_fit_cli_json(capsys, files, data, tmp_path, variant) -> None:
 
 def test_fit_cli_alternation_text(capsys, files) -> None:
     train, test = files
-    code, out, err = run(capsys, "fit", "--method", "conerank", "--solver", "eg", "--K", "2",
-                         "--passes", "1", "--scoring", "linear", "--train", train,
-                         "--test", test)
-    assert code == 0, err
-    assert "conerank (squared_distance, eg, K=2)" in out and "alternation-eg" in out
+    code, out, err = run(capsys, "fit", "--method", "conerank", "--solver", "alternation-eg",
+                         "--K", "2", "--max-iter", "1", "--scoring", "linear", "--train",
+                         train, "--test", test)
+    assert code in (0, 3), err
+    assert "conerank (squared_distance, K=2, scoring=linear)" in out and "alternation-eg" in out
     assert "MAP=" in out
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--method", "ranksvm", "--variant", "sg"], "--variant: only for --method conerank"),
-    (["--method", "irsvm", "--K", "3", "--passes", "2"], "--K, --passes: only for --method"),
-    (["--method", "conerank", "--C", "1"], "--C: conerank has no loss weight C"),
-    (["--method", "conerank", "--max-iter", "3"], "--max-iter: conerank's iterations are"),
-    (["--method", "conerank", "--solver", "eg", "--variant", "sg"], "contradicts --variant"),
-    (["--method", "conerank", "--solver", "prsvm+"], "conerank's solvers are auto"),
-    (["--method", "conerank", "--tol", "1e-3"], "--tol is the alternation's stopping test"),
-    (["--method", "conerank", "--solver", "alternation", "--mu", "0.1"], "--mu is the"),
+    (["--method", "ranksvm", "--K", "3"], "--K: not a parameter of --method ranksvm"),
+    (["--method", "irsvm", "--mu", "0.1"], "--mu: not a parameter of --method irsvm"),
+    (["--method", "conerank", "--C", "1"], "--C: not a parameter of --method conerank"),
+    (["--method", "conerank", "--solver", "prsvm+"], "solver 'prsvm+' cannot run on"),
+    (["--method", "conerank", "--solver", "nope"], "unknown solver 'nope'"),
     (["--method", "conerank", "--loss", "hinge"], "method conerank has the losses"),
-    (["--method", "conerank", "--variant", "xx"], "argument --variant: invalid choice"),
-    (["--method", "conerank", "--passes", "0"], "argument --passes"),
+    (["--method", "conerank", "--scoring", "xx"], "argument --scoring: invalid choice"),
+    (["--method", "conerank", "--max-iter", "0"], "argument --max-iter"),
 ])
 def test_fit_cli_bad_options(capsys, files, args, message) -> None:
     train, _ = files

@@ -25,7 +25,7 @@ from cvxrank.solvers import (
     solve_sgd_queries,
 )
 from cvxrank.tolerances import relative_gap
-from cvxrank.trace import Run, Trace
+from cvxrank.trace import Run, Status, Trace
 from cvxrank.validate import RateSpec
 from cvxrank.verification import run_pair
 
@@ -144,15 +144,15 @@ def test_alternation_entries_are_judged_by_monotone_descent():
         trace = Trace()
         for k, v in enumerate(values):
             trace.append(k, 0.01 * k, v, float("nan"), float("nan"), {"half_step": k % 2})
-        return Run(w=np.zeros(2), alpha=None, trace=trace, converged=True, message="ok",
+        return Run(w=np.zeros(2), alpha=None, trace=trace, status=Status.CONVERGED, message="ok",
                    n_iter=len(values), solver="alt", formulation="ranksvm-squared_hinge")
 
-    @solver("alt", needs=())
-    def descending(formulation, **options):
+    @solver("alt-descending", needs=())
+    def descending(formulation, options):
         return run_with([5.0, 3.0, 2.5, 2.5, 2.4])
 
-    @solver("alt", needs=())
-    def rising(formulation, **options):
+    @solver("alt-rising", needs=())
+    def rising(formulation, options):
         return run_with([5.0, 3.0, 3.3, 2.4])
 
     for solve, passed in ((descending, True), (rising, False)):
@@ -173,7 +173,8 @@ def test_trace_extra_columns_do_not_touch_other_solvers():
     arrays = trace.as_arrays()
     np.testing.assert_array_equal(arrays["cuts"], [np.nan, 3.0, np.nan])
     np.testing.assert_allclose(arrays["gap"], [1.0, 0.3, 0.1])
-    assert list(arrays)[:6] == list(Trace.COLUMNS)
+    assert list(arrays)[:len(Trace.COLUMNS)] == list(Trace.COLUMNS)
+    np.testing.assert_array_equal(arrays["radius"], [np.inf] * 3)  # no certificate given
 
 
 def test_cvxpy_and_hand_written_fits_return_the_same_record(data):

@@ -49,7 +49,8 @@ def test_rbf_reaches_reference(data, rbf) -> None:
     result = solve_kernel_newton(f)
     assert result.converged, result.message
     assert result.n_iter <= MAX_NEWTON_ITER
-    assert result.formulation == f.name and result.solver == "prsvm+"
+    assert result.formulation == f.name and result.solver == "kernel-newton"
+    assert result.info["engine"] == "sorted"
     assert result.w.shape == (data.n_documents,)  # beta, the expansion coefficients
     assert -NEWTON_GAP <= rel_gap(f.primal_value(result.w), ref.p_star) <= NEWTON_GAP
     assert -NEWTON_GAP <= rel_gap(f.primal_value(result.w), ref.d_star) <= NEWTON_GAP
@@ -93,7 +94,7 @@ def test_explicit_pair_weights_use_the_pair_engine(data) -> None:
                       margin=rng.uniform(0.0, 2.0, p))
     ref = solve_reference(f)
     result = solve_kernel_newton(f)
-    assert result.info["engine"] == "pairs" and result.solver == "prsvm"
+    assert result.info["engine"] == "pairs" and result.solver == "kernel-newton"
     assert -NEWTON_GAP <= rel_gap(f.primal_value(result.w), ref.p_star) <= NEWTON_GAP
 
 

@@ -45,7 +45,7 @@ def test_hand_written_master_matches_cvxpy_on_recorded_working_sets(C: float) ->
     f = RankSVM(make_synthetic(n_queries=8, docs_per_query=(5, 15), n_features=6, seed=2),
                 C=C, loss="hinge")
     run = solve_one_slack(f, tol=1e-9)
-    cuts = run.info["working_set"]
+    cuts = run.info["cuts"]
     for size in sorted({2, cuts.b.size // 2, cuts.b.size}):
         A, b = cuts.A[:size], cuts.b[:size]
         lam, _ = simplex_qp(A @ A.T, b, C)
@@ -83,6 +83,9 @@ def test_one_slack_is_the_default_hinge_solver_and_certifies_ohsumed_fold1_test(
     f = RankSVM(read_svmlight(path), C=1e-3, loss="hinge")
     run = solve_one_slack(f)
     assert run.relative_gap <= 1e-6
-    assert out["objective"] == pytest.approx(run.objective, rel=1e-12)
+    # fit goes on past the tolerance until the model radius is certified small
+    assert out["objective"] <= run.objective * (1 + 1e-12)
+    assert out["w_radius"] <= run.w_radius
     ref = solve_reference(f)
+    assert abs(rel(out["objective"], ref.p_star)) <= 1e-6
     assert abs(rel(run.objective, ref.p_star)) <= 1e-6

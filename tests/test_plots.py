@@ -32,7 +32,7 @@ from cvxrank.plots import (
     write_figures,
 )
 from cvxrank.registry import entries
-from cvxrank.trace import Run, Trace
+from cvxrank.trace import Run, Status, Trace
 from cvxrank.validate import SUBLINEAR_TAIL, RateSpec
 
 P_STAR = 25.0
@@ -49,7 +49,7 @@ def _run(primal: np.ndarray, dual: np.ndarray | None = None, seed: int = 0,
     tr = Trace(iteration=[int(i) for i in k], time=list(setup + dt * (k + 1) + 0.001 * seed),
                primal=list(primal), dual=list(dual), gap=list(primal - dual),
                step=[np.nan] * n)
-    return Run(w=np.zeros(1), alpha=None, trace=tr, converged=True, message="",
+    return Run(w=np.zeros(1), alpha=None, trace=tr, status=Status.CONVERGED, message="",
                n_iter=int(k[-1]), solver="toy", formulation="toy", setup_time=setup)
 
 
@@ -201,7 +201,8 @@ def _outcome(solver: str, runs: list[Run], *, rate: RateSpec = O_1_K,
              stochastic: bool = False, tol: float = 1e-6, formulation: str = "f",
              passed: bool = True):
     entry = SimpleNamespace(formulation=formulation, solver=solver, method="toy", params={},
-                            rate=rate, stochastic=stochastic, tol=tol)
+                            rate=rate, stochastic=stochastic, tol=tol,
+                            instance_params=lambda instance: dict(instance.params))
     ref = SimpleNamespace(p_star=P_STAR, d_star=P_STAR, rel_gap=0.0)
     return SimpleNamespace(
         entry=entry, formulation=formulation, solver=solver, instance=INSTANCE, results=runs,

@@ -3,7 +3,7 @@
 RankMM-2's and -3's optimum can be w = 0 at every C (0 in the subdifferential of the loss at
 0 does not involve C; it happens on OHSUMED, ``benchmarks/README.md``), so every instance's
 certified optimum is checked to be away from 0 for each loss at the C that ``verify`` uses
-(:data:`cvxrank.instances.C_SCALE`).
+(:func:`cvxrank.registry.rankmm.matched_weight`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from cvxrank import registry
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
 from cvxrank.instances import DEFAULT, QUICK
 from cvxrank.reference import solve_reference
+from cvxrank.registry import entries
 
 
 @pytest.mark.parametrize("instance", QUICK + DEFAULT, ids=lambda inst: inst.name)
 def test_verify_instances_do_not_have_the_zero_optimum(instance) -> None:
-    params = instance.params_for("rankmm")
+    params = entries("rankmm-average/cutting-plane")[0].instance_params(instance)
     assert 0.1 <= params["C"] <= 1000.0  # the paper's grid 0.1 ... 1000
     for loss in RANKMM_LOSSES:
         f = RankMM(instance.data(), loss=loss, **params)

@@ -59,7 +59,7 @@ def test_table3_methods_agree_and_ndcg_is_evaluate(table3_slice, shared_data) ->
         for name in ("prsvm", "prsvm+"):
             assert fold.runs[name].run.converged
             assert fold.runs[name].certified_gap <= result.tol
-            assert fold.runs[name].cg_iterations == fold.runs[name].run.info["cg_iterations"]
+            assert fold.runs[name].cg_iterations == list(fold.runs[name].run.info["cg_iterations"])
             assert len(fold.runs[name].cg_iterations) == fold.runs[name].run.n_iter
     assert result.objectives_agree
     assert result.mean_ndcg10("prsvm+") == pytest.approx(

@@ -15,9 +15,9 @@ from cvxrank.data import make_synthetic, read_svmlight, write_svmlight
 from cvxrank.experiments.conerank import LABELS, PAPER_TABLE1_MQ2008, RANKSVM, protocol, report
 from cvxrank.experiments.conerank.standardize import StandardizedFold, fit_standardization
 from cvxrank.experiments.tasks import Task, run_task
-from cvxrank.formulations.conerank import ConeRank, cone_pairs
+from cvxrank.formulations.conerank import ConeRank, cone_pairs, linear_direction, vote_scores
 from cvxrank.metrics import evaluate
-from cvxrank.solvers.conerank import linear_direction, solve_stochastic, vote_scores
+from cvxrank.solvers.conerank import solve_stochastic
 
 SMALL = {"passes": 3, "K": 3, "K_grid": (2, 3), "ranksvm_C": (1e-2, 1.0)}
 
@@ -77,12 +77,12 @@ def test_a_run_of_t_passes_is_the_prefix_of_a_longer_run(variant) -> None:
     data = make_synthetic(n_queries=5, docs_per_query=(4, 7), n_features=4, seed=2)
     f = ConeRank(data, K=3)
     seen = {}
-    long_run = solve_stochastic(f, variant=variant, n_passes=4, seed=5,
+    long_run = solve_stochastic(f, variant=variant, max_iter=4, seed=5,
                                 callback=lambda k, w, a, t: seen.update({k: w.copy()}))
     assert sorted(seen) == [0, 1, 2, 3]  # the last pass is the run's own point
     seen[4] = long_run.w
     for t in (1, 2, 4):
-        short = solve_stochastic(ConeRank(data, K=3), variant=variant, n_passes=t, seed=5)
+        short = solve_stochastic(ConeRank(data, K=3), variant=variant, max_iter=t, seed=5)
         np.testing.assert_array_equal(short.w, seen[t])
 
 
@@ -130,7 +130,7 @@ def test_protocol_selects_passes_by_validation_map(small_result, letor_dir) -> N
             maps = []
             for seed in (0, 1):
                 f = ConeRank(src.load("train"), K=3)
-                run = solve_stochastic(f, variant=variant, n_passes=int(c.best.params["passes"]),
+                run = solve_stochastic(f, variant=variant, max_iter=int(c.best.params["passes"]),
                                        seed=seed)
                 U, _ = f.split(run.w)
                 maps.append(evaluate(test.y, np.asarray(test.X @ linear_direction(U)),

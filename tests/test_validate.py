@@ -15,7 +15,7 @@ from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.jsonable import to_jsonable
 from cvxrank.reference import solve_reference
 from cvxrank.solvers import solve_accelerated_gradient, solve_projected_gradient
-from cvxrank.trace import Run, Trace
+from cvxrank.trace import Run, Status, Trace
 from cvxrank.validate import RateSpec, fit_rate, validate, validate_runs
 
 P_STAR = 10.0
@@ -40,7 +40,7 @@ def _result(subopt: np.ndarray, *, iterations: np.ndarray | None = None, p_star:
                primal=list(primal), dual=list(dvals), gap=list(primal - dvals),
                step=[np.nan] * subopt.size)
     return Run(w=np.zeros(2), alpha=np.zeros(2) if dual else None, trace=tr,
-                        converged=True, message="converged", n_iter=int(k[-1]),
+                        status=Status.CONVERGED, message="converged", n_iter=int(k[-1]),
                         solver="fake", formulation="toy")
 
 

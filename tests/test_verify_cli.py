@@ -66,7 +66,8 @@ def test_quick_verify_passes_and_writes_figures(cli, tmp_path) -> None:
                    if r["dual"] != "nan")
     with open(figs / f"ranksvm-squared_hinge_{QUICK[0].name}.csv", newline="") as fh:
         solvers = {r["solver"] for r in csv.DictReader(fh)}
-    assert solvers == {e.solver for e in registry.entries("ranksvm-squared_hinge/")}
+    assert solvers == {e.solver for e in registry.entries()
+                       if e.formulation == "ranksvm-squared_hinge"}
     assert sorted(report["figures"]) == sorted(str(p) for p in pngs + csvs)
 
 
@@ -85,14 +86,14 @@ def test_table_lists_every_pair(cli) -> None:
 
 
 @solver("broken", needs=("dual_gradient",))
-def _broken_solve(formulation, **options):
+def _broken_solve(formulation, options):
     """A solver whose w is pushed off the optimum after a clean run."""
-    result = solve_projected_gradient(formulation, **options)
+    result = solve_projected_gradient(formulation, options)
     return replace(result, w=result.w + 0.1 * (1.0 + np.abs(result.w)), solver="broken")
 
 
 @solver("crashy", needs=())
-def _crashing_solve(formulation, **options):
+def _crashing_solve(formulation, options):
     raise RuntimeError("numerical meltdown")
 
 
@@ -125,9 +126,9 @@ def test_stochastic_entry_runs_every_seed(monkeypatch) -> None:
     seen: list[int] = []
 
     @solver("noisy", needs=("dual_gradient",))
-    def solve(formulation, *, seed, **options):
-        seen.append(seed)
-        return solve_projected_gradient(formulation, **options)
+    def solve(formulation, options):
+        seen.append(options.seed)
+        return solve_projected_gradient(formulation, options)
 
     entry = Entry("ranksvm-squared_hinge", "ranksvm", solve, RateSpec.linear(),
                   loss="squared_hinge", stochastic=True, seeds=(3, 4, 5))

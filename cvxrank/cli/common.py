@@ -174,10 +174,11 @@ def error_message(exc: BaseException) -> str:
 
 
 def report_error(exc: BaseException, stream: Any = None) -> int:
-    """Write ``cvxrank: error: <reason>`` (one line) to stderr and return exit code 2."""
+    """Write ``cvxrank: error: <reason>`` (one line) to stderr and return the exit code:
+    the error's own ``exit_code`` when it has one, else 2 (bad input)."""
     out = sys.stderr if stream is None else stream
     out.write(f"cvxrank: error: {error_message(exc)}\n")
-    return EXIT_INPUT_ERROR
+    return int(getattr(exc, "exit_code", EXIT_INPUT_ERROR))
 
 
 # --------------------------------------------------------------------------- data files

@@ -154,13 +154,18 @@ class HyperParameter:
         self.__init__(state["name"], state["value"])  # type: ignore[misc]
 
 
-class Formulation(ABC):
-    """A convex learning-to-rank problem on a fixed data set.
+class Objective(ABC):
+    r"""An objective to minimize on a fixed data set: the minimal contract of cvxrank.
+
+    What every solver, ``fit``, the estimators and the reports need: a name, the data, the
+    hyper-parameters, the capabilities offered to solvers, and the primal value. A convex
+    problem with a CVXPY primal and dual is a :class:`Formulation` on top of it; a
+    non-convex model (ConeRank's joint problem) is an objective whose solvers alternate
+    certified convex blocks.
 
     Subclasses set :attr:`name`, pass their hyper-parameters to ``__init__`` (floats, each
-    checked by :meth:`_check_param`), declare :attr:`capabilities` and implement the abstract
-    methods. Builders of CVXPY problems take their variables from :meth:`_variable` and their
-    parameters from :meth:`parameter`, and import CVXPY themselves.
+    checked by :meth:`_check_param`), declare :attr:`capabilities` and implement
+    :meth:`primal_value`.
 
     Parameters
     ----------
@@ -173,19 +178,18 @@ class Formulation(ABC):
     ----------
     name : str
         Registry name, e.g. ``"ranksvm-hinge"``.
-    reference_solver : str
-        The CVXPY solver that certifies it best (default Clarabel).
     capabilities : frozenset of str
         What it offers to solvers, names of :data:`cvxrank.capabilities.CAPABILITIES`.
+    strong_convexity : float
+        The modulus :math:`\mu` of strong convexity of the primal in the scoring weights
+        (:meth:`weights`): 1 for the :math:`\tfrac12\|w\|^2` regularizer of every max-margin
+        family here, 0 when there is none (then no model radius is certified,
+        :mod:`cvxrank.trace`).
     data : RankingData
         The training data.
     """
 
-    name: str = "formulation"
-
-    #: The CVXPY solver that certifies this formulation best (``fit`` uses it when no
-    #: hand-written solver is registered).
-    reference_solver: str = "CLARABEL"
+    name: str = "objective"
 
     #: Capabilities offered to the solvers (:mod:`cvxrank.capabilities`).
     capabilities: frozenset[str] = frozenset()
@@ -196,6 +200,13 @@ class Formulation(ABC):
     #: negative sets the natural size of its objective's terms.
     gap_floor: float = 0.0
 
+    #: Strong convexity of the primal in the scoring weights (class docstring).
+    strong_convexity: float = 0.0
+
+    #: Whether :meth:`scores` is ``X @ weights(w)``, linear in the features (a measure
+    #: certificate, :mod:`cvxrank.certify`, needs it); a kernel or voting model sets False.
+    linear_scores: bool = True
+
     def __init__(self, data: RankingData, **hyper_parameters: float) -> None:
         self.data = data
         self._hyper: dict[str, HyperParameter] = {}
@@ -203,7 +214,6 @@ class Formulation(ABC):
             self._check_param(key, float(value))
             self._hyper[key] = HyperParameter(key, value)
         self._derived = {k: HyperParameter(k, v) for k, v in self._derived_values().items()}
-        self._cvxpy: dict[str, Any] = {}
 
     # -- hyper-parameters ---------------------------------------------------------------
     def params(self) -> dict[str, float]:
@@ -211,7 +221,7 @@ class Formulation(ABC):
         return {k: p.value for k, p in self._hyper.items()}
 
     def set_params(self, **values: float) -> None:
-        """Change hyper-parameter values; the CVXPY problems are re-solved, not rebuilt.
+        """Change hyper-parameter values; CVXPY problems are re-solved, not rebuilt.
 
         All values are checked before any is changed.
         """
@@ -251,6 +261,65 @@ class Formulation(ABC):
     def _extra_key(self) -> str:
         """Anything else that defines the problem (weights, margins), for :meth:`cache_key`."""
         return ""
+
+    # -- the model ------------------------------------------------------------------------
+    @abstractmethod
+    def primal_value(self, w: np.ndarray) -> float:
+        """Primal objective at ``w`` (numpy, no solve)."""
+
+    def weights(self, w: np.ndarray) -> np.ndarray:
+        """The scoring weights of a primal point (the first ``n_features`` entries; a point
+        that stacks other variables after them, such as thresholds, drops those)."""
+        return np.asarray(w, dtype=np.float64)[: self.data.n_features]
+
+    def scores(self, w: np.ndarray, data: RankingData) -> np.ndarray:
+        """The model's scores of ``data``'s documents (``X @ weights(w)``; ``data`` padded
+        with zero features when it has fewer)."""
+        X = data.pad_features(self.data.n_features).X
+        return np.asarray(X @ self.weights(w)).ravel()
+
+    def sizes(self) -> dict[str, int]:
+        """The counts a report prints beside the fit (dual variables, pairs, ...)."""
+        return {}
+
+    def model_arrays(self, w: np.ndarray) -> dict[str, Any]:
+        """What a saved model holds of the point ``w``: the weights ``w`` (a model with
+        more, such as thresholds or a basis, adds or replaces arrays)."""
+        return {"w": self.weights(w)}
+
+    def test_report(self, w: np.ndarray, data: RankingData) -> dict[str, float]:
+        """Measures of the model on ``data`` beyond the ranking measures (none here; an
+        ordinal model adds its grade accuracy)."""
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        """A small summary for tables and JSON output."""
+        return {"formulation": self.name, **self.params()}
+
+
+class Formulation(Objective):
+    """A convex learning-to-rank problem on a fixed data set, with its CVXPY primal and dual.
+
+    On top of :class:`Objective`: the declarative reference (:meth:`primal`, :meth:`dual`),
+    the dual value, the map from a dual point to the primal one and the dual feasibility.
+    Builders of CVXPY problems take their variables from :meth:`_variable` and their
+    parameters from :meth:`parameter`, and import CVXPY themselves.
+
+    Attributes
+    ----------
+    reference_solver : str
+        The CVXPY solver that certifies it best (default Clarabel).
+    """
+
+    name: str = "formulation"
+
+    #: The CVXPY solver that certifies this formulation best (``fit`` uses it when no
+    #: hand-written solver is registered).
+    reference_solver: str = "CLARABEL"
+
+    def __init__(self, data: RankingData, **hyper_parameters: float) -> None:
+        super().__init__(data, **hyper_parameters)
+        self._cvxpy: dict[str, Any] = {}
 
     # -- pickling -----------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -303,10 +372,6 @@ class Formulation(ABC):
 
     # -- numpy evaluators ---------------------------------------------------------------
     @abstractmethod
-    def primal_value(self, w: np.ndarray) -> float:
-        """Primal objective at ``w`` (numpy, no solve)."""
-
-    @abstractmethod
     def dual_value(self, alpha: np.ndarray) -> float:
         """Dual objective formula at ``alpha`` (numpy, no solve).
 
@@ -327,21 +392,25 @@ class Formulation(ABC):
     def n_dual(self) -> int:
         """Number of dual variables."""
 
+    def sizes(self) -> dict[str, int]:
+        """``n_dual``: the number of dual variables."""
+        return {"n_dual": int(self.n_dual)}
+
     def duality_gap(self, w: np.ndarray, alpha: np.ndarray) -> float:
         """``primal_value(w) - dual_value(alpha)`` (>= 0 by weak duality for feasible alpha)."""
         return self.primal_value(w) - self.dual_value(alpha)
-
-    def describe(self) -> dict[str, Any]:
-        """A small summary for tables and JSON output."""
-        return {"formulation": self.name, **self.params()}
 
 
 class LossWeighted(Formulation):
     """A formulation whose one hyper-parameter is the loss weight C, finite and > 0.
 
     The papers' C (Li 2011, Sects. 3.1 and 4.1; Chapelle & Keerthi 2010, eq. (1)): RankSVM,
-    its kernel form and the OC SVMs. Change it with :meth:`set_params`.
+    its kernel form and the OC SVMs. Change it with :meth:`set_params`. Its primal is
+    :math:`\tfrac12\\|w\\|^2` plus C times a convex loss, so it is 1-strongly convex in w
+    (:attr:`~Objective.strong_convexity`; a formulation without that regularizer sets 0).
     """
+
+    strong_convexity = 1.0
 
     def __init__(self, data: RankingData, *, C: float) -> None:
         super().__init__(data, C=C)

@@ -50,10 +50,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, build_pairs
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.formulations.base import Formulation
+from cvxrank.formulations.base import Formulation, Objective
 from cvxrank.sets import L2Ball, SumBand
 
 if TYPE_CHECKING:
@@ -61,6 +62,10 @@ if TYPE_CHECKING:
 
 #: The paper's number of basis vectors (Sect. 6.1, from Fig. 3).
 DEFAULT_K = 10
+
+
+#: How a ConeRank model scores documents (:meth:`ConeRank.scores`).
+SCORINGS = ("vote", "linear")
 
 
 def _digest(*arrays: np.ndarray) -> str:
@@ -174,7 +179,7 @@ def cone_pairs(data: RankingData, *, alpha: float = 1.0, rho: float | None = Non
     rho = float(np.sqrt(data.n_features)) if rho is None else float(rho)
     X = data.X
     D = X[pairs.upper] - X[pairs.lower]
-    D = D.toarray() if hasattr(D, "toarray") else np.asarray(D, dtype=np.float64)
+    D = D.toarray() if sp.issparse(D) else np.asarray(D, dtype=np.float64)
     Z = normalize_differences(D, float(alpha), rho)
     counts = pairs.pairs_per_query[pairs.pairs_per_query > 0]
     n_q = np.repeat(counts, counts).astype(np.float64)
@@ -571,13 +576,16 @@ class BasisUpdate(_ConeParameters, _Block):
                                       - self.parameter("c") * spread))
 
 
-class ConeRank(_ConeParameters, Formulation):
+class ConeRank(_ConeParameters, Objective):
     r"""The joint ConeRank problem (18) (or with the band (8)): basis and coefficients.
 
-    Not convex; it has no CVXPY problem. Its point is ``theta = concat(U.ravel(),
-    W.ravel())`` (:meth:`split`, :meth:`join`), and its solvers
-    (:mod:`cvxrank.solvers.conerank`) alternate the convex blocks :class:`FoldingIn` and
-    :class:`BasisUpdate`.
+    Not convex: an :class:`~cvxrank.formulations.base.Objective` (no CVXPY problem, no
+    dual). Its point is ``theta = concat(U.ravel(), W.ravel())`` (:meth:`split`,
+    :meth:`join`), and its solvers (:mod:`cvxrank.solvers.conerank`) alternate the convex
+    blocks :class:`FoldingIn` and :class:`BasisUpdate`. The model scores documents by
+    Alg. 2's vote per query (``scoring="vote"``) or by the equivalent linear scorer
+    :math:`v = (U^+)^\top 1` (``"linear"``: the same ranking up to ties;
+    :func:`linear_direction`), :meth:`scores`.
 
     Parameters
     ----------
@@ -592,17 +600,24 @@ class ConeRank(_ConeParameters, Formulation):
         Normalization (5); ``rho=None`` is :math:`\sqrt N` (the paper).
     pairs : ConePairs or None
         Pairs already built (then ``alpha`` and ``rho`` are theirs).
+    scoring : {"vote", "linear"}
+        How :meth:`scores` ranks documents (it does not change the problem).
     """
 
     name = "conerank"
+    linear_scores = False  # Alg. 2 votes per query (scoring="linear" ranks alike up to ties)
     capabilities = frozenset({"cone_blocks"})
 
     def __init__(self, data: RankingData, *, K: int = DEFAULT_K, c: float | None = None,
                  lambda_l: float = 1.0, lambda_u: float = 1.0, alpha: float = 1.0,
-                 rho: float | None = None, pairs: ConePairs | None = None) -> None:
+                 rho: float | None = None, pairs: ConePairs | None = None,
+                 scoring: str = "vote") -> None:
         if isinstance(K, bool) or int(K) != K or K < 1:
             raise ValueError(f"K must be a positive integer, got {K!r}")
+        if scoring not in SCORINGS:
+            raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}, got {scoring!r}")
         _check_band(lambda_l, lambda_u)
+        self.scoring = scoring
         self.pairs = cone_pairs(data, alpha=alpha, rho=rho) if pairs is None else pairs
         self.K = int(K)
         super().__init__(data, c=2.0 * self.pairs.rho if c is None else c,
@@ -666,34 +681,71 @@ class ConeRank(_ConeParameters, Formulation):
         balls = float(np.max(np.linalg.norm(U, axis=0) - self.c, initial=0.0))
         return max(balls, coefficient_set(W.shape[0], self.K, lo, hi).violation(W.ravel()))
 
-    # -- not convex: no dual, no CVXPY problem ---------------------------------------------
-    def dual_value(self, alpha: np.ndarray) -> float:
-        """NaN: the joint problem has no dual (each block has its own)."""
-        return float("nan")
+    # -- the model ------------------------------------------------------------------------
+    def weights(self, w: np.ndarray) -> np.ndarray:
+        """The linear scorer :math:`v = (U^+)^\top 1` of the point's basis
+        (:func:`linear_direction`)."""
+        return linear_direction(self.split(w)[0])
 
-    def primal_from_dual(self, alpha: np.ndarray) -> np.ndarray:
-        raise NotImplementedError("ConeRank's joint problem is not convex and has no dual; "
-                                  "its blocks FoldingIn and BasisUpdate have one each")
+    def scores(self, w: np.ndarray, data: RankingData) -> np.ndarray:
+        """Alg. 2's votes per query (``scoring="vote"``) or ``X @ v`` (``"linear"``)."""
+        X = data.pad_features(self.pairs.n_features).X
+        if self.scoring == "linear":
+            return np.asarray(X @ self.weights(w)).ravel()
+        return vote_scores(self.split(w)[0], X, data.query_ptr)
 
-    def dual_infeasibility(self, alpha: np.ndarray) -> float:
-        return float("nan")
+    def sizes(self) -> dict[str, int]:
+        """``n_pairs``: the ordered training pairs (one coefficient vector each)."""
+        return {"n_pairs": int(self.pairs.n_pairs)}
 
-    @property
-    def n_dual(self) -> int:
-        """0: no dual."""
-        return 0
+    def model_arrays(self, w: np.ndarray) -> dict[str, Any]:
+        """The basis ``U`` (N x K) and the linear scorer ``v`` (:func:`linear_direction`)."""
+        U = self.split(w)[0]
+        return {"U": U, "v": linear_direction(U)}
 
-    def _build_primal(self) -> Any:
-        raise NotImplementedError("ConeRank's joint problem is not convex, so it has no "
-                                  "CVXPY problem; solve its blocks (FoldingIn, BasisUpdate) "
-                                  "or run cvxrank.solvers.conerank.reference_alternation")
 
-    _build_dual = _build_primal
+def linear_direction(U: np.ndarray) -> np.ndarray:
+    r"""The linear scorer equivalent to Alg. 2's vote: :math:`v = (U^+)^\top 1`.
 
-    @property
-    def w_variable(self) -> Any:
-        return self._build_primal()
+    Alg. 2 folds a test pair in without constraints, :math:`w = \arg\min \|z - Uw\|^2 = U^+
+    z`, and votes for the first document when :math:`1^\top w > 0`. Since :math:`1^\top U^+
+    z = v^\top z` is linear in :math:`z = x_l - x_m` (and the normalization (5) only scales
+    z by a positive factor), the vote for l over m is :math:`v^\top x_l > v^\top x_m`: the
+    vote count of a document is the number of documents of its query with a strictly lower
+    score :math:`v^\top x` (plus ties broken to the later document), so sorting by
+    :math:`v^\top x` gives Alg. 2's ranking up to ties, in :math:`O(n_q N)` instead of
+    :math:`O(n_q^2 N)` per query.
+    """
+    return np.linalg.pinv(U).T @ np.ones(U.shape[1])
 
-    @property
-    def alpha_variable(self) -> Any:
-        return self._build_primal()
+
+def vote_scores(U: np.ndarray, X: np.ndarray, query_ptr: np.ndarray) -> np.ndarray:
+    r"""Alg. 2, literally: per query, every pair l < m folded in without constraints (least
+    squares on :math:`z = x_l - x_m`), a vote to l if the coefficients sum to more than 0,
+    else to m. :math:`O(n_q^2 (N + K))` per query (the pairs are formed query by query).
+
+    Parameters
+    ----------
+    U : ndarray of shape (N, K)
+    X : ndarray of shape (n, N)
+    query_ptr : ndarray of shape (n_queries + 1,)
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The scoring array A (votes per document).
+    """
+    pinv = np.linalg.pinv(U)  # K x N
+    X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+    votes = np.zeros(X.shape[0])
+    for q in range(len(query_ptr) - 1):
+        lo, hi = int(query_ptr[q]), int(query_ptr[q + 1])
+        n = hi - lo
+        if n < 2:
+            continue
+        first, second = np.triu_indices(n, k=1)
+        Z = X[lo + first] - X[lo + second]
+        coeff_sum = (Z @ pinv.T).sum(axis=1)
+        win = coeff_sum > 0
+        np.add.at(votes, lo + np.where(win, first, second), 1.0)
+    return votes

@@ -85,6 +85,7 @@ class KernelRankSVM(PairwiseSVM):
     """
 
     capabilities = frozenset({"kernel_matrix"})
+    linear_scores = False  # a new document is scored through the kernel, not X @ w
 
     def __init__(
         self,

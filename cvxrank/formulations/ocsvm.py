@@ -28,8 +28,9 @@ document :math:`i` borders.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -176,7 +177,38 @@ def _smallest_minimizer(slope: float, weight: float, up: np.ndarray, down: np.nd
     return float(candidates[int(np.argmax(ok))])
 
 
-class OrdinalSVM(ProjectableDual, LossWeighted):
+class OrdinalModel(ABC):
+    """What the two OC SVMs share as models: grades cut from the score by thresholds.
+
+    A subclass has ``grades`` (the grade values, increasing), ``split`` and
+    :meth:`thresholds` of its primal point.
+    """
+
+    grades: np.ndarray
+
+    @abstractmethod
+    def thresholds(self, theta: np.ndarray) -> np.ndarray:
+        """The score thresholds between consecutive grades (increasing)."""
+
+    def predict_grades(self, theta: np.ndarray, X: np.ndarray | sp.spmatrix) -> np.ndarray:
+        """Predicted grade values of the rows of ``X`` (:func:`grades_from_scores`)."""
+        w = self.split(theta)[0]  # type: ignore[attr-defined]
+        return grades_from_scores(np.asarray(X @ w), self.thresholds(theta), self.grades)
+
+    def model_arrays(self, w: np.ndarray) -> dict[str, Any]:
+        """The weights, the thresholds and the grades they separate."""
+        return {"w": self.split(w)[0], "thresholds": self.thresholds(w),  # type: ignore[attr-defined]
+                "grades": self.grades}
+
+    def test_report(self, w: np.ndarray, data: RankingData) -> dict[str, float]:
+        """``grade_accuracy`` and ``grade_mae`` of the predicted grades on ``data``."""
+        d = self.split(w)[0].size  # type: ignore[attr-defined]
+        grades = self.predict_grades(w, data.pad_features(d).X)
+        return {"grade_accuracy": float(np.mean(grades == data.y)),
+                "grade_mae": float(np.mean(np.abs(grades - data.y)))}
+
+
+class OrdinalSVM(OrdinalModel, ProjectableDual, LossWeighted):
     r"""OC SVM with a fixed margin (Shashua & Levin 2002; Li 2011, Sect. 3.1).
 
     With grades :math:`1..l`, documents :math:`x_{r,i}` of grade :math:`r`
@@ -383,10 +415,9 @@ class OrdinalSVM(ProjectableDual, LossWeighted):
         w = self.weights_from_dual(alpha)
         return float(alpha.sum() - 0.5 * (w @ w))
 
-    def predict_grades(self, theta: np.ndarray, X: np.ndarray | sp.spmatrix) -> np.ndarray:
-        """Predicted grade values of the rows of ``X`` (:func:`grades_from_scores`)."""
-        w, b = self.split(theta)
-        return grades_from_scores(np.asarray(X @ w), b, self.grades)
+    def thresholds(self, theta: np.ndarray) -> np.ndarray:
+        """The thresholds :math:`b_r` between consecutive grades."""
+        return self.split(theta)[1]
 
     # -- capabilities of the fast dual solvers ------------------------------------------
     def neg_dual_grad(self, alpha: np.ndarray) -> np.ndarray:
@@ -415,7 +446,7 @@ class OrdinalSVM(ProjectableDual, LossWeighted):
         return np.zeros(self._rows.n_rows)
 
 
-class OrdinalSVMSumOfMargins(LossWeighted):
+class OrdinalSVMSumOfMargins(OrdinalModel, LossWeighted):
     r"""OC SVM with the sum-of-margins principle (Shashua & Levin 2002, Sect. 4).
 
     Each gap between grades :math:`r` and :math:`r+1` has two thresholds
@@ -529,6 +560,7 @@ class OrdinalSVMSumOfMargins(LossWeighted):
     """
 
     name = "ocsvm-sum-margins"
+    strong_convexity = 0.0  # a linear objective over ||w|| <= 1: no model radius
     #: Clarabel stops at ``optimal_inaccurate`` on this dual; ECOS certifies it.
     reference_solver = "ECOS"
 
@@ -726,7 +758,7 @@ class OrdinalSVMSumOfMargins(LossWeighted):
         return max(self._box.violation(alpha), float(-partial[:-1].min(initial=0.0)),
                    abs(float(partial[-1])), float((1.0 - shifted).max()))
 
-    def predict_grades(self, theta: np.ndarray, X: np.ndarray | sp.spmatrix) -> np.ndarray:
-        """Predicted grade values, cutting each gap at its middle ``(a_r + b_r) / 2``."""
-        w, a, b = self.split(theta)
-        return grades_from_scores(np.asarray(X @ w), 0.5 * (a + b), self.grades)
+    def thresholds(self, theta: np.ndarray) -> np.ndarray:
+        """Each gap's middle ``(a_r + b_r) / 2``, where grades are cut."""
+        _, a, b = self.split(theta)
+        return 0.5 * (a + b)

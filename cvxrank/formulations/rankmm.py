@@ -72,13 +72,11 @@ from cvxrank.cuts import QueryCuts
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
+from cvxrank.methods import RANKMM_LOSSES
 from cvxrank.sets import Box, ConvexSet, L1InfBall, Simplex
 
 if TYPE_CHECKING:
     import cvxpy as cp
-
-#: RankMM's query-level losses, in the paper's order (RankMM-1, -2, -3).
-RANKMM_LOSSES = ("average", "max", "max_average")
 
 QueryLoss = Literal["average", "max", "max_average"]
 
@@ -128,7 +126,8 @@ class RankMM(ProjectableDual, LossWeighted):
        Sect. 3.2 (maximum loss, simplex dual), Sect. 3.3 (maximum-average loss, l1,inf dual).
     """
 
-    capabilities = frozenset({"dual_gradient", "dual_query_blocks", "separation_oracle"})
+    capabilities = frozenset({"dual_gradient", "dual_query_blocks", "separation_oracle",
+                              "pair_weighted_cuts"})
 
     def __init__(self, data: RankingData, *, C: float = 1.0, loss: QueryLoss = "average",
                  max_pairs: int = DEFAULT_MAX_PAIRS) -> None:
@@ -176,6 +175,10 @@ class RankMM(ProjectableDual, LossWeighted):
         """p, plus one slack coordinate :math:`\\alpha^i_0` per query with pairs ("max")."""
         extra = self.queries_with_pairs.size if self.loss == "max" else 0
         return self._n_pairs + extra
+
+    def sizes(self) -> dict[str, int]:
+        """``n_dual`` and ``n_pairs`` (the preference pairs)."""
+        return {"n_dual": int(self.n_dual), "n_pairs": int(self._n_pairs)}
 
     @property
     def kappa(self) -> float:

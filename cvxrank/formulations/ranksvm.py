@@ -158,6 +158,10 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
         """Number of dual variables: the preference pairs (counted, not built)."""
         return self._n_pairs
 
+    def sizes(self) -> dict[str, int]:
+        """``n_dual`` and ``n_pairs`` (the preference pairs)."""
+        return {"n_dual": int(self.n_dual), "n_pairs": int(self._n_pairs)}
+
     @cached_property
     def pair_weight(self) -> np.ndarray:
         """Per-pair weights :math:`c_k` (read-only)."""

@@ -28,13 +28,16 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from cvxrank import tolerances
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import Formulation
 from cvxrank.trace import Run
 from cvxrank.validate import RateSpec
+
+if TYPE_CHECKING:
+    from cvxrank.instances import Instance
 
 MakeFormulation = Callable[[RankingData, dict], Formulation]
 RateLike = RateSpec | Callable[[Formulation], RateSpec]
@@ -60,8 +63,8 @@ class Entry:
     formulation : str
         Registry name of the formulation (its ``Formulation.name``), e.g. ``"ranksvm-hinge"``.
     method : str
-        The method of :mod:`cvxrank.methods` it belongs to (``"ranksvm"``); the instances
-        scale C per method (:meth:`cvxrank.instances.Instance.params_for`).
+        The method of :mod:`cvxrank.methods` it belongs to (``"ranksvm"``); the instances'
+        C is scaled per method (:meth:`instance_params`).
     solve : callable
         A solver declared with :func:`cvxrank.capabilities.solver` (or :func:`with_options`
         of one): ``solve(formulation, *, tol, max_iter, time_budget, seed, callback) -> Run``.
@@ -136,6 +139,15 @@ class Entry:
             raise TypeError(f"{self.name}: rate must give a RateSpec, got {type(rate).__name__}")
         return rate
 
+    def instance_params(self, instance: Instance) -> dict[str, Any]:
+        """The instance's hyper-parameters, C rescaled for this entry's method
+        (:data:`C_SCALE`)."""
+        _load_families()
+        scale = C_SCALE.get(self.method)
+        if scale is None or "C" not in instance.params:
+            return dict(instance.params)
+        return {**instance.params, "C": float(instance.params["C"]) * scale(instance.data())}
+
     def build(self, data: RankingData, params: dict[str, Any] | None = None) -> Formulation:
         """The formulation on ``data`` with the entry's params overridden by ``params``."""
         merged = {**self.params, **(params or {})}
@@ -148,6 +160,17 @@ class Entry:
 
 #: Every registered pair, in the order verify runs them (filled by the family modules).
 REGISTRY: list[Entry] = []
+
+#: Factor applied to an instance's C per method (filled by the family modules with
+#: :func:`scale_C`; methods not listed: 1). The instances' C is chosen for RankSVM's sum
+#: over pairs; a family whose loss term sums over other things (queries, hinge rows)
+#: rescales it so that its loss term weighs about the same.
+C_SCALE: dict[str, Callable[[RankingData], float]] = {}
+
+
+def scale_C(method: str, scale: Callable[[RankingData], float]) -> None:  # noqa: N802
+    """Rescale the instances' C for ``method``'s entries by ``scale(data)``."""
+    C_SCALE[method] = scale
 
 _loaded = False
 

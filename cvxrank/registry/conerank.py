@@ -1,15 +1,15 @@
 r"""ConeRank's entries (Tran & Pham): the two convex blocks against CVXPY, and the
 alternation judged by monotone descent.
 
-* ``conerank-foldin/pg`` and ``conerank-basis/pg``: the folding-in and basis-update blocks
-  (:class:`~cvxrank.formulations.conerank.FoldingIn`,
+* ``conerank-foldin/block-apg`` and ``conerank-basis/block-apg``: the folding-in and
+  basis-update blocks (:class:`~cvxrank.formulations.conerank.FoldingIn`,
   :class:`~cvxrank.formulations.conerank.BasisUpdate`) at the seeded start of
   :meth:`~cvxrank.formulations.conerank.ConeRank.random_start`, solved by accelerated
   projected gradient (FISTA with adaptive restart; linear rate when the block is strongly
   convex, checked as Beck & Teboulle's :math:`O(1/k^2)` bound) to
   :data:`~cvxrank.tolerances.FAST_SOLVER_GAP` against the certified CVXPY optimum of the
   block's primal and dual.
-* ``conerank/sg`` and ``conerank/eg``: Alg. 1 with certified blocks
+* ``conerank/alternation-sg`` and ``conerank/alternation-eg``: Alg. 1 with certified blocks
   (:func:`~cvxrank.solvers.conerank.solve_alternation`), five random starts, judged by
   ``check="alternation"``: the objective (18) recorded after every half-step never
   increases and every run meets its stopping rule. The joint problem is not convex, so
@@ -34,7 +34,7 @@ from cvxrank.registry import Entry, register
 from cvxrank.solvers.conerank import (
     solve_alternation_eg,
     solve_alternation_sg,
-    solve_fold_in_pg,
+    solve_block_apg,
 )
 from cvxrank.validate import RateSpec
 
@@ -75,13 +75,13 @@ def make_basis_update(data: RankingData, params: dict[str, Any]) -> BasisUpdate:
 
 
 register(Entry(
-    "conerank-foldin", "conerank", solve_fold_in_pg, RateSpec.sublinear(-2),
+    "conerank-foldin", "conerank", solve_block_apg, RateSpec.sublinear(-2),
     make_formulation=make_folding_in, limits={"max_iter": 20_000},
     description="folding-in block (Tran & Pham Alg. 1 step 1), accelerated projected "
                 "gradient with the exact band projection, certified gap",
 ))
 register(Entry(
-    "conerank-basis", "conerank", solve_fold_in_pg, RateSpec.sublinear(-2),
+    "conerank-basis", "conerank", solve_block_apg, RateSpec.sublinear(-2),
     make_formulation=make_basis_update, limits={"max_iter": 20_000},
     description="basis-update block (Alg. 1 step 2), accelerated projected gradient "
                 "with column balls, certified gap",

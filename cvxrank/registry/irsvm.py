@@ -8,10 +8,13 @@ the expected drop of NDCG@1 is 0; they get half the smallest positive tau
 
 from __future__ import annotations
 
+import numpy as np
+
 from cvxrank import tolerances
+from cvxrank.data.pairs import count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import Formulation
-from cvxrank.registry import Entry, MakeFormulation, register
+from cvxrank.registry import Entry, MakeFormulation, register, scale_C
 from cvxrank.registry.rates import (
     FIRST_ORDER_LIMITS,
     NEWTON_RATE,
@@ -22,6 +25,18 @@ from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.newton import solve_prsvm_plus
 from cvxrank.solvers.one_slack import solve_one_slack
 from cvxrank.validate import RateSpec
+
+
+def pairs_per_query(data: RankingData) -> float:
+    """p / Q': IR SVM's weights mu_q = 1/n_q sum to the number Q' of queries with pairs,
+    where RankSVM's unit weights sum to the number p of pairs (Li 2011, Sect. 4.2); the
+    instances' C is multiplied by it for IR SVM (and for DORM and SVM MAP, whose query
+    losses, at most 1 or so, weigh a query's pairs)."""
+    per_query = count_pairs(data)
+    return float(per_query.sum() / np.count_nonzero(per_query))
+
+
+scale_C("irsvm", pairs_per_query)
 
 
 def _irsvm(loss: str) -> MakeFormulation:

@@ -8,7 +8,7 @@ on a certified gap) on a tiny view of each instance (:func:`tiny_view`: the firs
 the certified reference is the complete primal (27) and dual (28) written out over every
 ranking. Iterations are checked against the n-slack bound
 (:meth:`~cvxrank.formulations.structured.PermutationSVM.iteration_bound`). The instances' C
-is scaled to pairs per query (:data:`cvxrank.instances.C_SCALE`).
+is scaled to pairs per query (:func:`cvxrank.registry.irsvm.pairs_per_query`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,14 @@ from cvxrank.formulations.dorm import DORM
 from cvxrank.formulations.structured import PermutationSVM
 from cvxrank.formulations.svmmap import SVMMAP
 from cvxrank.oracles.dorm import MEASURES
-from cvxrank.registry import Entry, register
+from cvxrank.registry import Entry, register, scale_C
+from cvxrank.registry.irsvm import pairs_per_query
 from cvxrank.solvers.cutting_plane import solve_cutting_plane
 from cvxrank.validate import RateSpec
+
+# a query's loss (17), or 1 - AP, at most 1 or so, weighs its pairs
+scale_C("dorm", pairs_per_query)
+scale_C("svmmap", pairs_per_query)
 
 #: Queries of an instance the structured entries run on.
 VIEW_QUERIES = 12

@@ -43,12 +43,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
-from cvxrank import tolerances
-from cvxrank.capabilities import solver
+from cvxrank.capabilities import solver, takes_options
 from cvxrank.formulations.conerank import (
     BasisUpdate,
     ConePairs,
@@ -58,7 +57,7 @@ from cvxrank.formulations.conerank import (
     objective,
 )
 from cvxrank.threads import blas_threads
-from cvxrank.trace import Callback, Run, TraceRecorder
+from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder
 
 FoldInMethod = Literal["pg", "eg", "sg-paper", "eg-paper"]
 
@@ -69,6 +68,18 @@ BasisMethod = Literal["pg", "paper"]
 
 #: The paper's learning rates (Sect. 6.1): SG and EG.
 PAPER_MU = {"sg": 0.001, "eg": 0.005}
+
+#: Default stopping rule of the alternation: relative decrease per outer iteration.
+ALTERNATION_TOL = 1e-6
+
+#: Default most outer iterations of the alternation.
+ALTERNATION_MAX_ITER = 200
+
+
+#: Default passes over the queries of the stochastic solver, per variant at the paper's
+#: steps: where the validation MAP of MQ2008 Fold1 peaks (the notes of
+#: :class:`cvxrank.estimators.ConeRankRanker`; both at mu x passes of about 0.02).
+STOCHASTIC_PASSES = {"sg": 20, "eg": 5}
 
 #: Relative certified gap each block is solved to inside :func:`solve_alternation`, by the
 #: accelerated projected gradient and by EG. EG is not accelerated: on a face where U's
@@ -341,14 +352,11 @@ def update_basis(block: BasisUpdate, U0: np.ndarray, *, method: BasisMethod = "p
 
 
 def _block_solver(method: str, description: str) -> Callable[..., Run]:
-    """A registered solver running one block method on a FoldingIn or BasisUpdate, every
-    step recorded (the certificate is the block's ``dual_value_at``)."""
+    """A solver running one block method on a FoldingIn or BasisUpdate, every step
+    recorded (the certificate is the block's ``dual_value_at``)."""
 
-    def solve(f: FoldingIn | BasisUpdate, *, tol: float = tolerances.FAST_SOLVER_GAP,
-              max_iter: int = 20_000, time_budget: float | None = None, seed: int | None = 0,
-              callback: Callback | None = None) -> Run:
-        rec = TraceRecorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget,
-                            callback=callback)
+    def solve(f: FoldingIn | BasisUpdate, options: SolverOptions) -> Run:
+        rec = TraceRecorder(f, options)
         last = [0]
 
         def monitor(k: int, X: np.ndarray) -> bool:
@@ -360,37 +368,39 @@ def _block_solver(method: str, description: str) -> Callable[..., Run]:
             X = X.reshape(f.pairs.n_pairs, f.K)
             if monitor(0, X):
                 X = fold_in(f.pairs, f.U, X, band=f.band, method=method,  # type: ignore[arg-type]
-                            tol=0.0, max_iter=max_iter + 1, monitor=monitor).X
+                            tol=0.0, max_iter=rec.max_iter + 1, monitor=monitor).X
         else:
             X = X.reshape(f.pairs.n_features, f.K)
             if monitor(0, X):
-                X = update_basis(f, X, method="pg", tol=0.0, max_iter=max_iter + 1,
+                X = update_basis(f, X, method="pg", tol=0.0, max_iter=rec.max_iter + 1,
                                  monitor=monitor).X
-        return rec.result(X.ravel(), None, last[0], method)
+        return rec.result(X.ravel(), None, last[0], f"block-{'apg' if method == 'pg' else method}")
 
     solve.__doc__ = description
     return solve
 
 
-solve_fold_in_pg = solver("pg", needs=("primal_certificate",))(_block_solver(
+#: Step limit of the block solvers.
+BLOCK_MAX_ITER = 20_000
+
+solve_block_apg = solver("block-apg", needs=("primal_certificate",),
+                         max_iter=BLOCK_MAX_ITER)(_block_solver(
     "pg", "Accelerated projected gradient on a ConeRank block (FoldingIn: exact projection "
     "onto the band (8); BasisUpdate: column balls), stopping on the certified gap."))
-solve_fold_in_eg = solver("eg", needs=("primal_certificate",))(_block_solver(
+solve_block_eg = solver("block-eg", needs=("primal_certificate",),
+                        max_iter=BLOCK_MAX_ITER)(_block_solver(
     "eg", "Exact exponentiated gradient on the FoldingIn block (Tran & Pham Sect. 4.2), "
     "backtracked step per pair, stopping on the certified gap."))
 
 
+@takes_options(tol=ALTERNATION_TOL, max_iter=ALTERNATION_MAX_ITER)
 def solve_alternation(
     f: ConeRank,
+    options: SolverOptions,
     *,
     variant: Literal["sg", "eg"] = "sg",
-    tol: float = 1e-6,
-    max_iter: int = 200,
-    time_budget: float | None = None,
-    seed: int | None = 0,
     start: tuple[np.ndarray, np.ndarray] | None = None,
     inner_tol: float | None = None,
-    callback: Callback | None = None,
 ) -> Run:
     r"""Alg. 1 with both blocks solved to a certified gap (block-coordinate descent).
 
@@ -404,19 +414,16 @@ def solve_alternation(
     Parameters
     ----------
     f : ConeRank
+    options : SolverOptions
+        ``tol``: the relative decrease per outer iteration below which the run has
+        converged; ``max_iter``: outer iterations; ``seed``: the random start
+        (:meth:`ConeRank.random_start`) when ``start`` is None; ``time_budget``,
+        ``callback``.
     variant : {"sg", "eg"}
-    tol : float
-        Relative decrease per outer iteration below which the run has converged.
-    max_iter : int
-        Outer iterations.
-    time_budget : float or None
-    seed : int or None
-        Seed of the random start (:meth:`ConeRank.random_start`) when ``start`` is None.
     start : (U, W) or None
     inner_tol : float or None
         Relative certified gap of each block solve (default :data:`INNER_GAP` of the
         variant; at most :data:`INNER_MAX_ITER` steps per block).
-    callback : callable, optional
 
     Returns
     -------
@@ -427,16 +434,18 @@ def solve_alternation(
     """
     if variant not in ("sg", "eg"):
         raise ValueError(f"variant must be 'sg' or 'eg', got {variant!r}")
-    rec = TraceRecorder(f, tol=0.0, max_iter=2 * max_iter, time_budget=time_budget,
-                        callback=callback)
-    U, W = f.random_start(seed) if start is None else (np.array(start[0], dtype=float),
-                                                        np.array(start[1], dtype=float))
+    max_iter, tol = int(options.max_iter or 0), float(options.tol or 0.0)
+    rec = TraceRecorder(f, SolverOptions(tol=0.0, max_iter=2 * max_iter,
+                                         time_budget=options.time_budget,
+                                         callback=options.callback))
+    U, W = f.random_start(options.seed) if start is None else (
+        np.array(start[0], dtype=float), np.array(start[1], dtype=float))
     inner = INNER_GAP[variant] if inner_tol is None else float(inner_tol)
     value = objective(f.pairs, U, W)
     with blas_threads(1):  # products with K columns: threads only wait (see solve_stochastic)
         run = _alternate(f, rec, U, W, value, variant, tol, inner)
-    if run.message.startswith("stopped: max_iter"):  # the recorder counts half-steps
-        run.message = f"stopped: max_iter={max_iter} outer iterations reached"
+    if run.status is Status.MAX_ITER:  # the recorder counts half-steps
+        run = run.replace(message=f"stopped: max_iter={max_iter} outer iterations reached")
     return run
 
 
@@ -462,33 +471,35 @@ def _alternate(f: ConeRank, rec: TraceRecorder, U: np.ndarray, W: np.ndarray, va
             outer_start = value
         block_gap = res.gap / max(res.value, np.finfo(float).tiny)
         half += 1
-    return rec.result(f.join(U, W), None, half // 2, variant)
+    return rec.result(f.join(U, W), None, half // 2, f"alternation-{variant}")
 
 
-solve_alternation_sg = solver("sg", needs=("cone_blocks",))(solve_alternation)
+@solver("alternation-sg", needs=("cone_blocks",), tol=ALTERNATION_TOL,
+        max_iter=ALTERNATION_MAX_ITER)
+def solve_alternation_sg(f: ConeRank, options: SolverOptions, **own: Any) -> Run:
+    """Alg. 1 with the projected-gradient folding-in, both blocks certified
+    (:func:`solve_alternation`, ``variant="sg"``)."""
+    return solve_alternation(f, options, variant="sg", **own)
 
 
-def _eg_alternation(f: ConeRank, **options) -> Run:
-    return solve_alternation(f, variant="eg", **options)
+@solver("alternation-eg", needs=("cone_blocks",), tol=ALTERNATION_TOL,
+        max_iter=ALTERNATION_MAX_ITER)
+def solve_alternation_eg(f: ConeRank, options: SolverOptions, **own: Any) -> Run:
+    """Alg. 1 with the exact exponentiated-gradient folding-in, both blocks certified
+    (:func:`solve_alternation`, ``variant="eg"``)."""
+    return solve_alternation(f, options, variant="eg", **own)
 
 
-solve_alternation_eg = solver("eg", needs=("cone_blocks",))(_eg_alternation)
-solve_alternation_eg.__doc__ = ("Alg. 1 with the exact exponentiated-gradient folding-in "
-                                "(see :func:`solve_alternation`, ``variant='eg'``).")
-
-
+@takes_options(tol=0.0, max_iter=STOCHASTIC_PASSES["sg"])
 def solve_stochastic(
     f: ConeRank,
+    options: SolverOptions,
     *,
     variant: Literal["sg", "eg"] = "sg",
     mu: float | None = None,
-    n_passes: int = 10,
     inner_tol: float = 1e-6,
     inner_max_iter: int = 200,
-    seed: int | None = 0,
     start: tuple[np.ndarray, np.ndarray] | None = None,
-    time_budget: float | None = None,
-    callback: Callback | None = None,
 ) -> Run:
     r"""Sect. 4.1's stochastic Alg. 1: one query at a time, with the paper's steps.
 
@@ -499,21 +510,23 @@ def solve_stochastic(
     basis vector on that query's loss (3), :math:`\frac{1}{n_q}\sum_j \phi_j \|z_j - U
     w_j\|^2`, each vector rescaled to norm c if longer (Alg. 1 step 2).
 
+    It has no stopping test: it runs ``max_iter`` passes over the queries (the number of
+    passes regularizes, see :class:`cvxrank.estimators.ConeRankRanker`), so a run that
+    made all of them ends with status ``max_iter``.
+
     Parameters
     ----------
     f : ConeRank
+    options : SolverOptions
+        ``max_iter``: passes over the queries; ``seed``: the start
+        (:meth:`ConeRank.random_start`) and the query order; ``time_budget``,
+        ``callback``; ``tol`` is not used.
     variant : {"sg", "eg"}
     mu : float or None
         The step of both blocks (default :data:`PAPER_MU`: 0.001 for SG, 0.005 for EG).
-    n_passes : int
-        Passes over the queries.
     inner_tol, inner_max_iter
         Stopping rule of each query's folding-in.
-    seed : int or None
-        Start (:meth:`ConeRank.random_start`) and query order.
     start : (U, W) or None
-    time_budget : float or None
-    callback : callable, optional
 
     Returns
     -------
@@ -527,14 +540,32 @@ def solve_stochastic(
     step = PAPER_MU[variant] if mu is None else float(mu)
     if not (step > 0 and np.isfinite(step)):
         raise ValueError(f"mu must be finite and > 0, got {mu}")
+    seed = options.seed
     rng = np.random.default_rng(seed)
     U, W = f.random_start(seed) if start is None else (np.array(start[0], dtype=float),
                                                         np.array(start[1], dtype=float))
-    rec = TraceRecorder(f, tol=0.0, max_iter=n_passes, time_budget=time_budget,
-                        callback=callback)
+    rec = TraceRecorder(f, options.replace(tol=0.0))
     with blas_threads(1):  # per-query products of n_q x N x K: 2 threads ran 15x slower
         k = _stochastic_passes(f, rec, U, W, variant, step, inner_tol, inner_max_iter, rng)
-    return rec.result(f.join(U, W), None, k, f"stochastic-{variant}")
+    run = rec.result(f.join(U, W), None, k, f"stochastic-{variant}", mu=step)
+    if run.status is Status.MAX_ITER:
+        run = run.replace(message=f"stopped after {k} passes (the stochastic solver has no "
+                          "stopping test)")
+    return run
+
+
+@solver("stochastic-sg", needs=("cone_blocks",), tol=0.0, max_iter=STOCHASTIC_PASSES["sg"])
+def solve_stochastic_sg(f: ConeRank, options: SolverOptions, **own: Any) -> Run:
+    """The paper's stochastic Alg. 1 with the clip-and-normalize folding-in
+    (:func:`solve_stochastic`, ``variant="sg"``)."""
+    return solve_stochastic(f, options, variant="sg", **own)
+
+
+@solver("stochastic-eg", needs=("cone_blocks",), tol=0.0, max_iter=STOCHASTIC_PASSES["eg"])
+def solve_stochastic_eg(f: ConeRank, options: SolverOptions, **own: Any) -> Run:
+    """The paper's stochastic Alg. 1 with the exponentiated-gradient folding-in
+    (:func:`solve_stochastic`, ``variant="eg"``)."""
+    return solve_stochastic(f, options, variant="eg", **own)
 
 
 def _stochastic_passes(f: ConeRank, rec: TraceRecorder, U: np.ndarray, W: np.ndarray,
@@ -613,50 +644,3 @@ def profile_objective(f: ConeRank, U: np.ndarray, *, tol: float = 1e-9) -> Block
     start = np.full((f.pairs.n_pairs, f.K), 1.0 / f.K)
     return fold_in(f.pairs, np.asarray(U, dtype=np.float64), start, band=f.band, method="pg",
                    tol=tol)
-
-
-def linear_direction(U: np.ndarray) -> np.ndarray:
-    r"""The linear scorer equivalent to Alg. 2's vote: :math:`v = (U^+)^\top 1`.
-
-    Alg. 2 folds a test pair in without constraints, :math:`w = \arg\min \|z - Uw\|^2 = U^+
-    z`, and votes for the first document when :math:`1^\top w > 0`. Since :math:`1^\top U^+
-    z = v^\top z` is linear in :math:`z = x_l - x_m` (and the normalization (5) only scales
-    z by a positive factor), the vote for l over m is :math:`v^\top x_l > v^\top x_m`: the
-    vote count of a document is the number of documents of its query with a strictly lower
-    score :math:`v^\top x` (plus ties broken to the later document), so sorting by
-    :math:`v^\top x` gives Alg. 2's ranking up to ties, in :math:`O(n_q N)` instead of
-    :math:`O(n_q^2 N)` per query.
-    """
-    return np.linalg.pinv(U).T @ np.ones(U.shape[1])
-
-
-def vote_scores(U: np.ndarray, X: np.ndarray, query_ptr: np.ndarray) -> np.ndarray:
-    r"""Alg. 2, literally: per query, every pair l < m folded in without constraints (least
-    squares on :math:`z = x_l - x_m`), a vote to l if the coefficients sum to more than 0,
-    else to m. :math:`O(n_q^2 (N + K))` per query (the pairs are formed query by query).
-
-    Parameters
-    ----------
-    U : ndarray of shape (N, K)
-    X : ndarray of shape (n, N)
-    query_ptr : ndarray of shape (n_queries + 1,)
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        The scoring array A (votes per document).
-    """
-    pinv = np.linalg.pinv(U)  # K x N
-    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
-    votes = np.zeros(X.shape[0])
-    for q in range(len(query_ptr) - 1):
-        lo, hi = int(query_ptr[q]), int(query_ptr[q + 1])
-        n = hi - lo
-        if n < 2:
-            continue
-        first, second = np.triu_indices(n, k=1)
-        Z = X[lo + first] - X[lo + second]
-        coeff_sum = (Z @ pinv.T).sum(axis=1)
-        win = coeff_sum > 0
-        np.add.at(votes, lo + np.where(win, first, second), 1.0)
-    return votes

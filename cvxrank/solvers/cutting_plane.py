@@ -61,7 +61,7 @@ from cvxrank.capabilities import solver
 from cvxrank.errors import SolverError
 from cvxrank.solvers.rankmm import query_blocks
 from cvxrank.solvers.simplex_product_qp import simplex_product_qp
-from cvxrank.trace import Callback, Run, TraceRecorder
+from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder
 
 #: A piece enters the working set when it exceeds the master's slack by more than this
 #: (relative to 1 + L_i(w)): rounding, not a violation, below it.
@@ -214,15 +214,11 @@ def iteration_bound(formulation: Any, tol: float = tolerances.FAST_SOLVER_GAP) -
     return int(min(math.ceil(bound), 2 ** 62))
 
 
-@solver("cutting-plane", needs=("separation_oracle",))
+@solver("cutting-plane", needs=("separation_oracle",), max_iter=1000)
 def solve_cutting_plane(
     formulation: Any,
+    options: SolverOptions,
     *,
-    tol: float = tolerances.FAST_SOLVER_GAP,
-    max_iter: int = 1000,
-    time_budget: float | None = None,
-    seed: int | np.random.Generator | None = None,
-    callback: Callback | None = None,
     master_solver: str = "CLARABEL",
     prune_after: int = 20,
     master: str = "cvxpy",
@@ -235,19 +231,13 @@ def solve_cutting_plane(
     Parameters
     ----------
     formulation : Formulation
-        With the ``separation_oracle`` capability (RankMM's three losses, DORM), ``C``,
-        ``m``, ``queries_with_pairs`` and ``primal_value``; with ``dual_from_pair_weights``
+        With the ``separation_oracle`` capability (RankMM's three losses, DORM, SVM MAP:
+        ``C``, ``m``, ``queries_with_pairs``, ``query_losses``); with ``pair_weighted_cuts``
         (RankMM) the run also returns the dual point.
-    tol : float
-        Stop when :math:`(P(w) - D(\lambda)) / P(w) \le` ``tol``.
-    max_iter : int
-        Master solves at most.
-    time_budget : float or None
-        Stop after this many seconds of solver time.
-    seed : ignored
-        The method is deterministic (accepted for the common solver signature).
-    callback : callable, optional
-        ``callback(k, w, alpha, trace)`` after each iteration; True stops.
+    options : SolverOptions
+        ``tol``: stop when :math:`(P(w) - D(\lambda)) / P(w) \le` ``tol``; ``max_iter``:
+        master solves at most; ``time_budget``, ``callback``, ``until`` as
+        :class:`~cvxrank.trace.SolverOptions` says (the method is deterministic).
     master_solver : str
         CVXPY solver of the master QP (``master="cvxpy"``).
     master : {"cvxpy", "blocks"}
@@ -270,14 +260,13 @@ def solve_cutting_plane(
     ----------
     .. [1] Q. V. Le and A. J. Smola, Alg. 2; T. Joachims, KDD 2006.
     """
-    del seed
     if master not in ("cvxpy", "blocks"):
         raise ValueError(f"master must be 'cvxpy' or 'blocks', got {master!r}")
     if prune_after < 1:
         raise ValueError(f"prune_after must be >= 1, got {prune_after}")
     f = formulation
-    rec = TraceRecorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget,
-                        callback=callback)
+    rec = TraceRecorder(f, options)
+    tol = rec.tol
     kappa = float(f.C) / f.m
     n_blocks = int(f.queries_with_pairs.size)
     working = WorkingSet(f.data.n_features)
@@ -291,6 +280,8 @@ def solve_cutting_plane(
     # per iteration: seconds in the oracle and the master, the largest violation found
     step = {"oracle_time": 0.0, "master_time": 0.0, "violation": float("nan")}
     sharpen = 0.01  # the hand-written master's gap, relative to the outer gap
+    status: Status | None = None
+    message: str | None = None
     while rec.record(k, w=best_w, values=(best_p, best_d),
                      extra={"cuts": float(len(working)), **step}):
         k += 1
@@ -309,8 +300,11 @@ def solve_cutting_plane(
         elif violated.size == 0:  # the master is exact at w: P(w) is its value
             if rec.record(k, w=best_w, values=(best_p, best_d),
                           extra={"cuts": float(len(working)), **step}):
-                rec.message = ("stopped: no violated cut left, but the certified gap "
-                               f"{best_p - best_d:.3g} is above the tolerance")
+                status = Status.CONVERGED if rec.tol_met else Status.NUMERICAL
+                message = (("converged: tolerance met; no violated cut left to tighten the "
+                            "certificate further") if rec.tol_met else
+                           ("stopped: no violated cut left, but the certified gap "
+                            f"{best_p - best_d:.3g} is above the tolerance"))
             break
         else:
             working.add(cuts.offset[violated], cuts.gradient[violated], violated,
@@ -330,10 +324,9 @@ def solve_cutting_plane(
             else:
                 w, lam = solve_master(working, n_blocks, kappa, master_solver)
         except SolverError as error:  # the bound so far stands; say why the run stopped
-            rec.record(k, w=best_w, values=(best_p, best_d),
-                       extra={"cuts": float(len(working)), **step})
-            if not rec.converged:
-                rec.message = f"stopped: {error}"
+            if rec.record(k, w=best_w, values=(best_p, best_d),
+                          extra={"cuts": float(len(working)), **step}):
+                status, message = Status.NUMERICAL, f"stopped: {error}"
             break
         step["master_time"] = time.perf_counter() - started
         master_time += step["master_time"]
@@ -344,11 +337,11 @@ def solve_cutting_plane(
             best_d, best_lam, best_support = d, lam, list(working.support)
         working.prune(lam, prune_after)
     alpha = None
-    if hasattr(f, "dual_from_pair_weights"):  # pieces that are pair weightings (RankMM)
+    if "pair_weighted_cuts" in f.capabilities:  # pieces that are pair weightings (RankMM)
         beta = np.zeros(f.n_pairs)
         for lam_t, (pairs, weights) in zip(best_lam, best_support, strict=True):
             beta[pairs] += lam_t * weights
         alpha = f.dual_from_pair_weights(beta)
-    return rec.result(best_w, alpha, k, "cutting-plane",
+    return rec.result(best_w, alpha, k, "cutting-plane", status=status, message=message,
                       n_cuts=len(working), cuts_added=added_total, master_time=master_time,
                       oracle_time=oracle_time)

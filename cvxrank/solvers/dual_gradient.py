@@ -52,40 +52,42 @@ from typing import Any
 import numpy as np
 
 from cvxrank import tolerances
-from cvxrank.capabilities import solver
+from cvxrank.capabilities import solver, takes_options
 from cvxrank.formulations.base import Formulation
-from cvxrank.trace import Callback, Run, TraceRecorder
+from cvxrank.trace import Run, SolverOptions, TraceRecorder
+
+#: Default iteration limit of the dual gradient methods.
+MAX_ITER = 100_000
 
 
-@solver("pg", needs=("dual_gradient",))
-def solve_projected_gradient(formulation: Formulation, **options: Any) -> Run:
-    """Projected gradient ascent on the dual (``pg``): :func:`projected_gradient` plain.
+@solver("pg", needs=("dual_gradient",), max_iter=MAX_ITER)
+def solve_projected_gradient(formulation: Formulation, options: SolverOptions,
+                             **own: Any) -> Run:
+    """Projected gradient ascent on the dual (``pg``), rate ``O(1/k)`` or ``(1 - mu/L)^k``.
 
     See :func:`projected_gradient` for the parameters, rates and references
     (Beck & Teboulle 2009, Thm. 3.1; Nesterov 2004, Sect. 2.2).
     """
-    return projected_gradient(formulation, accelerated=False, **options)
+    return projected_gradient(formulation, options, accelerated=False, **own)
 
 
-@solver("apg", needs=("dual_gradient",))
-def solve_accelerated_gradient(formulation: Formulation, **options: Any) -> Run:
-    """Accelerated projected gradient on the dual (``apg``): FISTA or constant momentum.
+@solver("apg", needs=("dual_gradient",), max_iter=MAX_ITER)
+def solve_accelerated_gradient(formulation: Formulation, options: SolverOptions,
+                               **own: Any) -> Run:
+    """FISTA / Nesterov's accelerated projected gradient on the dual (``apg``).
 
     See :func:`projected_gradient` for the parameters, rates and references
     (Beck & Teboulle 2009, Thm. 4.4; Nesterov 2004, Thm. 2.2.3).
     """
-    return projected_gradient(formulation, accelerated=True, **options)
+    return projected_gradient(formulation, options, accelerated=True, **own)
 
 
+@takes_options(tol=tolerances.FAST_SOLVER_GAP, max_iter=MAX_ITER)
 def projected_gradient(
     formulation: Formulation,
+    options: SolverOptions,
     *,
     accelerated: bool,
-    tol: float = tolerances.FAST_SOLVER_GAP,
-    max_iter: int = 100_000,
-    time_budget: float | None = None,
-    seed: int | np.random.Generator | None = None,
-    callback: Callback | None = None,
     record_every: int = 1,
 ) -> Run:
     """Projected gradient ascent on the dual, plain (``pg``) or accelerated (``apg``).
@@ -107,7 +109,7 @@ def projected_gradient(
 
     Every iteration is recorded through :class:`~cvxrank.trace.TraceRecorder` with
     ``w = primal_from_dual(alpha)``; the run stops when the relative duality gap
-    ``(P(w) - D(alpha)) / max(1, |P(w)|)`` is at most ``tol``. The time spent evaluating the
+    ``(P(w) - D(alpha)) / |P(w)|`` is at most ``tol``. The time spent evaluating the
     objectives for the trace is not charged to the solver; computing ``L`` is.
 
     Parameters
@@ -115,18 +117,11 @@ def projected_gradient(
     formulation : Formulation
         With the ``dual_gradient`` capability (:mod:`cvxrank.capabilities`): gradient,
         Lipschitz constant, strong-convexity modulus, projection and a start.
+    options : SolverOptions
+        ``tol`` (relative duality gap), ``max_iter``, ``time_budget``, ``callback``,
+        ``until`` (:class:`~cvxrank.trace.SolverOptions`); the method is deterministic.
     accelerated : bool
         FISTA / Nesterov momentum instead of plain projected gradient.
-    tol : float
-        Relative duality-gap tolerance.
-    max_iter : int
-        Iteration limit.
-    time_budget : float or None
-        Stop after this many seconds of solver time.
-    seed : int, Generator or None
-        Accepted for the common solver protocol; the method is deterministic.
-    callback : callable, optional
-        ``callback(k, w, alpha, trace)``; returning True stops the run.
     record_every : int
         Record every this many iterations (convergence is still checked every iteration).
 
@@ -144,12 +139,8 @@ def projected_gradient(
     .. [4] O. Chapelle and S. S. Keerthi, Inf. Retrieval 13, 2010, eq. (1).
     """
     name = "apg" if accelerated else "pg"
-    del seed  # deterministic method
     f = formulation
-    rec = TraceRecorder(
-        f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
-        record_every=record_every,
-    )
+    rec = TraceRecorder(f, options, record_every=record_every)
     L = float(f.dual_lipschitz())
     mu = float(f.dual_strong_convexity())
     if not (np.isfinite(L) and L > 0):

@@ -23,12 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from cvxrank import tolerances
 from cvxrank.capabilities import solver
 from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.kernel import KernelPCAMap
+from cvxrank.solvers.newton import MAX_ITER as NEWTON_MAX_ITER
 from cvxrank.solvers.newton import solve_truncated_newton
-from cvxrank.trace import Run
+from cvxrank.trace import Run, SolverOptions
 
 
 def linear_equivalent(formulation: KernelRankSVM) -> tuple[RankSVM, KernelPCAMap]:
@@ -48,33 +50,37 @@ def linear_equivalent(formulation: KernelRankSVM) -> tuple[RankSVM, KernelPCAMap
     return linear, kpca
 
 
-@solver("prsvm+", needs=("kernel_matrix",))
-def solve_kernel_newton(formulation: KernelRankSVM, **options: Any) -> Run:
+@solver("kernel-newton", needs=("kernel_matrix",), tol=tolerances.NEWTON_GAP,
+        max_iter=NEWTON_MAX_ITER)
+def solve_kernel_newton(formulation: KernelRankSVM, options: SolverOptions,
+                        **own: Any) -> Run:
     """Truncated Newton (PRSVM+, or PRSVM for per-pair weights) on the kernel PCA features.
 
     Parameters
     ----------
     formulation : KernelRankSVM
         Squared-hinge (or Huber) kernel RankSVM.
-    **options
-        Passed to :func:`~cvxrank.solvers.newton.solve_truncated_newton` (``tol``,
-        ``max_iter``, ``time_budget``, ``callback``, ...).
+    options : SolverOptions
+        Passed to :func:`~cvxrank.solvers.newton.solve_truncated_newton`.
+    **own
+        Its own options (``max_cg_iter``).
 
     Returns
     -------
     Run
         ``w`` holds the expansion coefficients beta (what the kernel formulation's
         ``primal_value`` takes); the trace is the linear run's, its times including the
-        eigendecomposition; ``info`` adds ``rank`` and ``dropped`` (eigenvalues treated as 0).
+        eigendecomposition; ``w_radius`` bounds the distance to the optimal function in the
+        RKHS norm (the kernel PCA map is an isometry onto the span of the training
+        documents); ``info`` adds ``rank`` and ``dropped`` (eigenvalues treated as 0).
     """
     start = time.perf_counter()
     linear, kpca = linear_equivalent(formulation)
     setup = time.perf_counter() - start
     engine = "sorted" if linear.structured else "pairs"
-    result = solve_truncated_newton(linear, engine=engine, **options)
+    result = solve_truncated_newton(linear, options, engine=engine, **own)
     result.trace.time = [t + setup for t in result.trace.time]
-    result.setup_time += setup
-    result.w = kpca.coefficients(result.w)
-    result.formulation = formulation.name
-    result.info.update(rank=int(kpca.eigenvalues_.size), dropped=int(kpca.n_dropped_))
-    return result
+    return result.replace(
+        setup_time=result.setup_time + setup, w=kpca.coefficients(result.w),
+        formulation=formulation.name, solver="kernel-newton",
+        info={"rank": int(kpca.eigenvalues_.size), "dropped": int(kpca.n_dropped_)})

@@ -57,9 +57,9 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from cvxrank import tolerances
-from cvxrank.capabilities import require, solver
+from cvxrank.capabilities import require, solver, takes_options
 from cvxrank.tolerances import within
-from cvxrank.trace import Callback, Run, TraceRecorder
+from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder
 
 #: Armijo constant of the backtracking line search.
 ARMIJO = 1e-4
@@ -72,6 +72,10 @@ MIN_STEP = 1e-12
 #: fraction of ``tol * |P|``.
 DECREMENT_FRACTION = 0.1
 
+#: Default Newton iteration limit ("a handful" of iterations in practice: Chapelle &
+#: Keerthi 2010, Sect. 2).
+MAX_ITER = 50
+
 #: Solver names by pairwise-loss engine.
 ENGINE_SOLVER = {"pairs": "prsvm", "sorted": "prsvm+"}
 
@@ -79,15 +83,12 @@ ENGINE_SOLVER = {"pairs": "prsvm", "sorted": "prsvm+"}
 ENGINE_NEEDS = {"pairs": ("pairwise_newton",), "sorted": ("pairwise_newton", "sorted_pairs")}
 
 
+@takes_options(tol=tolerances.NEWTON_GAP, max_iter=MAX_ITER)
 def solve_truncated_newton(
     formulation: Any,
+    options: SolverOptions,
     *,
     engine: str = "sorted",
-    tol: float = tolerances.NEWTON_GAP,
-    max_iter: int = 50,
-    time_budget: float | None = None,
-    seed: int | np.random.Generator | None = None,
-    callback: Callback | None = None,
     max_cg_iter: int | None = None,
 ) -> Run:
     """Truncated Newton on the RankSVM primal: PRSVM (``engine="pairs"``) or PRSVM+.
@@ -99,19 +100,13 @@ def solve_truncated_newton(
         ``sorted_pairs`` for PRSVM+), with ``X`` and ``C``. With the ``primal_certificate``
         capability (squared hinge) the certificate is computed from the loss evaluation
         the iteration holds anyway, on the solver's clock.
+    options : SolverOptions
+        ``tol``: relative certified duality gap (squared hinge) or decrement threshold
+        (Huber); ``max_iter``: Newton iterations; ``time_budget``, ``callback``, ``until``
+        (:class:`~cvxrank.trace.SolverOptions`); the method is deterministic (no seed).
     engine : {"sorted", "pairs"}
         ``"sorted"``: PRSVM+ (O(nd + n log n), no pairs, structured weights only);
         ``"pairs"``: PRSVM (O(nd + p) through the pair operator A).
-    tol : float
-        Relative certified duality gap (squared hinge) or decrement threshold (Huber).
-    max_iter : int
-        Newton iteration limit.
-    time_budget : float or None
-        Stop after this many seconds of solver time.
-    seed : int, Generator or None
-        Accepted for the common solver protocol; the method is deterministic.
-    callback : callable, optional
-        ``callback(k, w, None, trace)``; returning True stops the run.
     max_cg_iter : int or None
         CG iteration limit per Newton step (default ``max(50, 2 d)``).
 
@@ -119,8 +114,9 @@ def solve_truncated_newton(
     -------
     Run
         ``w``, no ``alpha``, the trace (primal and, for the squared hinge, the certified dual
-        value per Newton iteration), and ``info`` with ``cg_iterations`` (per Newton step),
-        ``steps`` (line-search step sizes) and ``engine``.
+        value per Newton iteration; the radius :math:`\\min(\\sqrt{2 g}, \\|\nabla P(w)\\|)`,
+        the objective being 1-strongly convex), and ``info`` with ``cg_iterations`` (per
+        Newton step), ``steps`` (line-search step sizes), ``engine`` and ``stalled``.
 
     Raises
     ------
@@ -134,14 +130,13 @@ def solve_truncated_newton(
     ----------
     .. [1] O. Chapelle and S. S. Keerthi, Inf. Retrieval 13, 2010, Alg. 1, Sects. 3-4.
     """
-    del seed  # deterministic method
     name = ENGINE_SOLVER.get(engine)
     if name is None:
         raise ValueError(f"engine must be one of {', '.join(ENGINE_SOLVER)}; got {engine!r}")
     f = formulation
     require(f, name, ENGINE_NEEDS[engine])
-    rec = TraceRecorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget,
-                        callback=callback)  # the clock starts: building A counts (PRSVM)
+    rec = TraceRecorder(f, options)  # the clock starts: building A counts (PRSVM)
+    tol = rec.tol
     loss_engine = f.loss_engine(engine)
     X, C = f.X, f.C
     d = X.shape[1]
@@ -157,12 +152,16 @@ def solve_truncated_newton(
     k = 0
     done = False
     stalled = False
-    while rec.record(k, w=w, step=steps[-1] if steps else float("nan"), converged=done,
-                     values=(value, f.dual_value_at(w, ev) if certified else float("nan"))):
+    decrement = math.inf
+    while True:
         g = w + C * np.asarray(X.T @ ev.grad)
         g_norm = float(np.linalg.norm(g))
+        done = done or g_norm == 0.0
+        if not rec.record(k, w=w, step=steps[-1] if steps else float("nan"), converged=done,
+                          values=(value, f.dual_value_at(w, ev) if certified else float("nan")),
+                          radius=g_norm):
+            break
         if g_norm == 0.0:
-            done = True
             continue
         g0_norm = g_norm if g0_norm is None else g0_norm
         hessp = ev.hessp
@@ -197,17 +196,18 @@ def solve_truncated_newton(
         steps.append(t)
         if not certified:
             done = within(0.5 * decrement * t, value, DECREMENT_FRACTION * tol)
-    result = rec.result(w, None, k, name, cg_iterations=cg_counts, steps=steps, engine=engine,
-                        stalled=stalled)
-    if stalled:
-        # The last record was at this w: its certificate (or decrement) did not meet tol.
-        result.converged = not certified and within(0.5 * decrement, value,
-                                                    DECREMENT_FRACTION * tol)
-        result.message = (
-            ("converged" if result.converged else "stopped") + ": the line search found no "
-            "decrease representable in floating point" + ("" if result.converged else
-            f" before the tolerance was met (relative gap {result.relative_gap:.2e})"))
-    return result
+    info = {"cg_iterations": cg_counts, "steps": steps, "engine": engine, "stalled": stalled}
+    if not stalled:
+        return rec.result(w, None, k, name, **info)
+    # The last record was at this w: its certificate (or decrement) met tol, or not.
+    converged = rec.tol_met or (not certified and within(0.5 * decrement, value,
+                                                         DECREMENT_FRACTION * tol))
+    run = rec.result(w, None, k, name, status=Status.CONVERGED if converged else
+                     Status.NUMERICAL, message="", **info)
+    return run.replace(message=(
+        ("converged" if converged else "stopped") + ": the line search found no decrease "
+        "representable in floating point" + ("" if converged else
+        f" before the tolerance was met (relative gap {run.relative_gap:.2e})")))
 
 
 def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float,
@@ -225,13 +225,13 @@ def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float,
     return x, iterations
 
 
-@solver("prsvm", needs=ENGINE_NEEDS["pairs"])
-def solve_prsvm(formulation: Any, **options: Any) -> Run:
+@solver("prsvm", needs=ENGINE_NEEDS["pairs"], tol=tolerances.NEWTON_GAP, max_iter=MAX_ITER)
+def solve_prsvm(formulation: Any, options: SolverOptions, **own: Any) -> Run:
     """PRSVM: :func:`solve_truncated_newton` through the pair operator A (Sect. 3)."""
-    return solve_truncated_newton(formulation, engine="pairs", **options)
+    return solve_truncated_newton(formulation, options, engine="pairs", **own)
 
 
-@solver("prsvm+", needs=ENGINE_NEEDS["sorted"])
-def solve_prsvm_plus(formulation: Any, **options: Any) -> Run:
+@solver("prsvm+", needs=ENGINE_NEEDS["sorted"], tol=tolerances.NEWTON_GAP, max_iter=MAX_ITER)
+def solve_prsvm_plus(formulation: Any, options: SolverOptions, **own: Any) -> Run:
     """PRSVM+: :func:`solve_truncated_newton` with O(n log n) sorted gradients (Sect. 4)."""
-    return solve_truncated_newton(formulation, engine="sorted", **options)
+    return solve_truncated_newton(formulation, options, engine="sorted", **own)

@@ -49,6 +49,8 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +58,7 @@ from cvxrank import tolerances
 from cvxrank.capabilities import solver
 from cvxrank.formulations.base import largest_row_norm
 from cvxrank.threads import blas_threads
-from cvxrank.trace import Callback, Run, TraceRecorder
+from cvxrank.trace import Run, SolverOptions, TraceRecorder
 
 
 def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None = None,
@@ -244,6 +246,29 @@ class WorkingSet:
         """:math:`w(\\lambda) = -A^\\top \\lambda`."""
         return -(self.lam @ self.A)
 
+    def snapshot(self) -> CutSet:
+        """Read-only copies of the filled part."""
+        return CutSet(*(_locked(a) for a in (self.A, self.b, self.Q, self.lam)))
+
+
+def _locked(array: np.ndarray) -> np.ndarray:
+    """A read-only copy."""
+    out = np.array(array, dtype=np.float64)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True)
+class CutSet:
+    """The cuts of a finished 1-slack run, read-only: rows ``A`` (t x d), offsets ``b``,
+    their Gram matrix ``Q = A A^T`` and the last master's multipliers ``lam``, the cut 0
+    first; the first s cuts are the working set of the s-th master."""
+
+    A: np.ndarray
+    b: np.ndarray
+    Q: np.ndarray
+    lam: np.ndarray
+
 
 def iteration_bound(formulation, p_star: float,
                     tol: float = tolerances.FAST_SOLVER_GAP) -> int:
@@ -274,15 +299,11 @@ def iteration_bound(formulation, p_star: float,
     return int(first + math.ceil(16.0 * R2 * C / eps))
 
 
-@solver("1-slack", needs=("loss_subgradient",))
+@solver("1-slack", needs=("loss_subgradient",), max_iter=10_000)
 def solve_one_slack(
-    formulation,
+    formulation: Any,
+    options: SolverOptions,
     *,
-    tol: float = tolerances.FAST_SOLVER_GAP,
-    max_iter: int = 10_000,
-    time_budget: float | None = None,
-    seed: int | None = 0,
-    callback: Callback | None = None,
     master: str = "active-set",
 ) -> Run:
     """1-slack cutting planes with the hand-written master (see the module docstring).
@@ -291,14 +312,10 @@ def solve_one_slack(
     ----------
     formulation : RankSVM or IRSVM
         Offers ``evaluate_loss(w)`` (value and subgradient in the scores), ``X``, ``C``.
-    tol : float
-        Stop at a certified relative gap ``(P(w) - D(lambda)) / P(w) <= tol``.
-    max_iter : int
-        Oracle calls.
-    time_budget : float or None
-    seed : int or None
-        Unused (deterministic); accepted for the common solver signature.
-    callback : callable, optional
+    options : SolverOptions
+        ``tol``: stop at a certified relative gap ``(P(w) - D(lambda)) / P(w) <= tol``;
+        ``max_iter``: oracle calls; ``time_budget``, ``callback``, ``until`` as
+        :class:`~cvxrank.trace.SolverOptions` says (the method is deterministic).
     master : {"active-set", "cvxpy"}
         The hand-written master (:func:`simplex_qp`) or CVXPY's (:func:`solve_master_cvxpy`,
         whose w is used and whose multipliers are re-derived by :func:`simplex_qp` from its
@@ -308,16 +325,15 @@ def solve_one_slack(
     -------
     Run
         ``w`` the best oracle point; the trace's dual is :math:`D(\\lambda)`; extra columns
-        ``master_time``, ``oracle_time``, ``violation``, ``cuts``; ``info["working_set"]``
-        the final :class:`WorkingSet`.
+        ``master_time``, ``oracle_time``, ``violation``, ``cuts``; ``info["cuts"]`` the
+        final cuts (:class:`CutSet`).
     """
     if master not in ("active-set", "cvxpy"):
         raise ValueError(f"master must be 'active-set' or 'cvxpy', got {master!r}")
     f, C = formulation, formulation.C
     X = f.X
     d = X.shape[1]
-    rec = TraceRecorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget,
-                        callback=callback)
+    rec = TraceRecorder(f, options)
     cuts = WorkingSet(d, C)
     w = np.zeros(d)
     best_w, best = w, math.inf
@@ -350,4 +366,4 @@ def solve_one_slack(
             xi = float(max(0.0, np.max(cuts.A @ w + cuts.b)))
             master_time = time.perf_counter() - start
             k += 1
-    return rec.result(best_w, None, k, "1-slack", working_set=cuts)
+    return rec.result(best_w, None, k, "1-slack", cuts=cuts.snapshot())

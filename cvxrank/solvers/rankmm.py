@@ -171,7 +171,7 @@ from cvxrank.errors import CapabilityError
 from cvxrank.formulations.base import squared_operator_norm
 from cvxrank.sets import Box, L1InfLayout
 from cvxrank.solvers.stochastic import RECORDS
-from cvxrank.trace import Callback, Run, TraceRecorder
+from cvxrank.trace import Run, SolverOptions, TraceRecorder
 
 Projection = Literal["exact", "paper"]
 
@@ -187,6 +187,9 @@ PILOT_PASSES = 50
 
 #: Draws of queries made at once.
 DRAW_CHUNK = 4096
+
+#: Default number of steps of the stochastic solvers.
+MAX_ITER = 100_000
 
 
 # -- per-query blocks, built once per formulation ----------------------------------------
@@ -413,14 +416,13 @@ def pilot_eta0(formulation: Any, solve: Any, family: str, *, max_iter: int,
     return best_eta
 
 
-def _recorder(formulation: Any, *, tol: float, max_iter: int, time_budget: float | None,
-              callback: Callback | None, record_every: int | None) -> TraceRecorder:
+def _recorder(formulation: Any, options: SolverOptions,
+              record_every: int | None) -> TraceRecorder:
     """The run's recorder; its clock starts here, so the set-up counts as set-up time."""
     if record_every is not None and record_every < 1:
         raise ValueError(f"record_every must be >= 1, got {record_every}")
-    every = record_every or max(1, max_iter // RECORDS)
-    return TraceRecorder(formulation, tol=tol, max_iter=max_iter, time_budget=time_budget,
-                         callback=callback, record_every=every)
+    every = record_every or max(1, int(options.max_iter or 0) // RECORDS)
+    return TraceRecorder(formulation, options, record_every=every)
 
 
 def _relative_drift(w: np.ndarray, exact: np.ndarray) -> float:
@@ -435,15 +437,12 @@ def _draws(rng: np.random.Generator, n_blocks: int, count: int) -> np.ndarray:
 
 
 # -- stochastic gradient projection (Sects. 3.1 and 3.3) ----------------------------------
-@solver("sgp", needs=("dual_query_blocks",))
+@solver("sgp", needs=("dual_query_blocks",), tol=tolerances.STOCHASTIC_GAP,
+        max_iter=MAX_ITER)
 def solve_sgp(
     formulation: Any,
+    options: SolverOptions,
     *,
-    tol: float = tolerances.STOCHASTIC_GAP,
-    max_iter: int = 100_000,
-    time_budget: float | None = None,
-    seed: int | np.random.Generator | None = None,
-    callback: Callback | None = None,
     record_every: int | None = None,
     eta0: float | None = None,
     projection: Projection = "exact",
@@ -469,17 +468,12 @@ def solve_sgp(
     formulation : RankMM
         With loss ``"average"`` or ``"max_average"`` (the ``dual_query_blocks``
         capability).
-    tol : float
-        Stop when the certified relative duality gap :math:`(P(w) - D(\alpha))/P(w)` is at
-        most ``tol`` (checked every ``record_every`` steps); 0 runs ``max_iter`` steps.
-    max_iter : int
-        Number of steps T.
-    time_budget : float or None
-        Stop after this many seconds of solver time (checked at the records).
-    seed : int, Generator or None
-        Seed of the query draws.
-    callback : callable, optional
-        ``callback(t, w, alpha, trace)`` at the records; returning True stops the run.
+    options : SolverOptions
+        ``tol``: stop when the certified relative duality gap :math:`(P(w) -
+        D(\alpha))/P(w)` is at most ``tol`` (checked every ``record_every`` steps; 0 runs
+        ``max_iter`` steps); ``max_iter``: the number of steps T; ``seed``: the query draws;
+        ``callback(t, w, alpha, trace)``, ``time_budget`` (checked at the records) and
+        ``until`` as :class:`~cvxrank.trace.SolverOptions` says.
     record_every : int or None
         Steps between records (default ``max(1, max_iter // 200)``).
     eta0 : float or None
@@ -513,8 +507,8 @@ def solve_sgp(
     if projection not in ("exact", "paper"):
         raise ValueError(f"projection must be 'exact' or 'paper', got {projection!r}")
     f = formulation
-    rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
-                    record_every=record_every)
+    rec = _recorder(f, options, record_every)
+    max_iter, seed = rec.max_iter, options.seed
     blocks = query_blocks(f)
     kappa = float(f.kappa)
     if eta0 is None:  # after the recorder starts: the pilot is on the solver's clock
@@ -605,15 +599,12 @@ def _eg_setup(formulation: Any, solve: Any, eta0: float | None, max_iter: int,
     return blocks, float(formulation.C) / formulation.m, float(eta0)
 
 
-@solver("seg", needs=("dual_query_blocks",))
+@solver("seg", needs=("dual_query_blocks",), tol=tolerances.STOCHASTIC_GAP,
+        max_iter=MAX_ITER)
 def solve_seg(
     formulation: Any,
+    options: SolverOptions,
     *,
-    tol: float = tolerances.STOCHASTIC_GAP,
-    max_iter: int = 100_000,
-    time_budget: float | None = None,
-    seed: int | np.random.Generator | None = None,
-    callback: Callback | None = None,
     record_every: int | None = None,
     eta0: float | None = None,
 ) -> Run:
@@ -632,19 +623,13 @@ def solve_seg(
     ----------
     formulation : RankMM
         With loss ``"max"`` (the ``dual_query_blocks`` capability).
-    tol : float
-        Stop when the certified relative duality gap :math:`(P(w) - D(\alpha))/P(w)` is at
-        most ``tol`` (checked every ``record_every`` steps); 0 runs ``max_iter`` steps.
-    max_iter : int
-        Number of steps T.
-    time_budget : float or None
-        Stop after this many seconds of solver time (checked at the records).
-    seed : int, Generator or None
-        Seed of the query draws (the same seed draws the same queries in ``seg`` and
-        ``seg-pairs``).
-    callback : callable, optional
-        ``callback(t, w, alpha, trace)`` at the records (``alpha`` is None in ``seg``);
-        returning True stops the run.
+    options : SolverOptions
+        ``tol``: stop when the certified relative duality gap :math:`(P(w) -
+        D(\alpha))/P(w)` is at most ``tol`` (checked every ``record_every`` steps; 0 runs
+        ``max_iter`` steps); ``max_iter``: the number of steps T; ``seed``: the query draws
+        (the same seed draws the same queries in ``seg`` and ``seg-pairs``);
+        ``callback(t, w, alpha, trace)`` at the records (``alpha`` is None in ``seg``),
+        ``time_budget`` and ``until`` as :class:`~cvxrank.trace.SolverOptions` says.
     record_every : int or None
         Steps between records (default ``max(1, max_iter // 200)``).
     eta0 : float or None
@@ -672,8 +657,8 @@ def solve_seg(
     .. [2] M. Collins et al., JMLR 9, 2008.
     """
     f = formulation
-    rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
-                    record_every=record_every)
+    rec = _recorder(f, options, record_every)
+    max_iter, seed = rec.max_iter, options.seed
     blocks, c, eta0 = _eg_setup(f, solve_seg, eta0, max_iter, seed)
     feats = blocks.features()
     ptr, y, B = blocks.doc_ptr, blocks.y, blocks.n_blocks
@@ -779,15 +764,12 @@ def _logaddexp(a: float, b: float) -> float:
     return a if b == -math.inf else a + math.log1p(math.exp(b - a))
 
 
-@solver("seg-pairs", needs=("dual_query_blocks",))
+@solver("seg-pairs", needs=("dual_query_blocks",), tol=tolerances.STOCHASTIC_GAP,
+        max_iter=MAX_ITER)
 def solve_seg_pairs(
     formulation: Any,
+    options: SolverOptions,
     *,
-    tol: float = tolerances.STOCHASTIC_GAP,
-    max_iter: int = 100_000,
-    time_budget: float | None = None,
-    seed: int | np.random.Generator | None = None,
-    callback: Callback | None = None,
     record_every: int | None = None,
     eta0: float | None = None,
 ) -> Run:
@@ -804,8 +786,8 @@ def solve_seg_pairs(
     signature and the same run for the same seed, to rounding).
     """
     f = formulation
-    rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
-                    record_every=record_every)
+    rec = _recorder(f, options, record_every)
+    max_iter, seed = rec.max_iter, options.seed
     blocks, c, eta0 = _eg_setup(f, solve_seg_pairs, eta0, max_iter, seed)
     feats = blocks.features()
     ptr, pptr, y, B = blocks.doc_ptr, blocks.pair_ptr, blocks.y, blocks.n_blocks

@@ -50,7 +50,7 @@ import scipy.sparse as sp
 from cvxrank import tolerances
 from cvxrank.capabilities import solver
 from cvxrank.formulations.pair_losses import SortedPairLoss
-from cvxrank.trace import Callback, Run, TraceRecorder
+from cvxrank.trace import Run, SolverOptions, TraceRecorder
 
 #: Number of trace records a run aims at (``record_every = max(1, max_iter // RECORDS)``).
 RECORDS = 200
@@ -68,18 +68,16 @@ def _loss_slope(loss: str) -> Callable[[np.ndarray], np.ndarray]:
     return lambda r: 2.0 * np.clip(r, 0.0, 1.0)
 
 
-def _recorder(formulation: Any, *, tol: float, max_iter: int, time_budget: float | None,
-              callback: Callback | None, record_every: int | None) -> TraceRecorder:
+def _recorder(formulation: Any, options: SolverOptions,
+              record_every: int | None) -> TraceRecorder:
     """The run's recorder (its clock starts here, before the solver's set-up)."""
-    every = record_every or max(1, max_iter // RECORDS)
-    return TraceRecorder(formulation, tol=tol, max_iter=max_iter, time_budget=time_budget,
-                         callback=callback, record_every=every)
+    every = record_every or max(1, int(options.max_iter or 0) // RECORDS)
+    return TraceRecorder(formulation, options, record_every=every)
 
 
 def _run(rec: TraceRecorder, name: str,
          gradient: Callable[[np.ndarray, np.ndarray], np.ndarray],
-         draw: Callable[[np.random.Generator, int], np.ndarray],
-         seed: int | np.random.Generator | None, **info: Any) -> Run:
+         draw: Callable[[np.random.Generator, int], np.ndarray], **info: Any) -> Run:
     """Projected SGD with step 2/(t+1) and t-weighted averaging (see the module docstring).
 
     ``gradient(w, sample)`` is the stochastic gradient of P at w for one row of indices drawn
@@ -87,7 +85,7 @@ def _run(rec: TraceRecorder, name: str,
     """
     f = rec.formulation
     max_iter = rec.max_iter
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(rec.options.seed)
     d = f.X.shape[1]
     radius = math.sqrt(2.0 * f.primal_value(np.zeros(d)))
     w = np.zeros(d)
@@ -106,15 +104,12 @@ def _run(rec: TraceRecorder, name: str,
     return rec.result(average, None, t, name, radius=radius, **info)
 
 
-@solver("sgd-pairs", needs=("pair_samples",))
+@solver("sgd-pairs", needs=("pair_samples",), tol=tolerances.STOCHASTIC_GAP,
+        max_iter=100_000)
 def solve_sgd_pairs(
     formulation: Any,
+    options: SolverOptions,
     *,
-    tol: float = tolerances.STOCHASTIC_GAP,
-    max_iter: int = 100_000,
-    time_budget: float | None = None,
-    seed: int | np.random.Generator | None = None,
-    callback: Callback | None = None,
     batch_size: int = 1,
     record_every: int | None = None,
 ) -> Run:
@@ -124,17 +119,11 @@ def solve_sgd_pairs(
     ----------
     formulation : RankSVM
         Any loss; the ``pair_samples`` capability (its pairs are built).
-    tol : float
-        Stop when the certified relative duality gap of the averaged iterate is at most
-        ``tol`` (squared hinge only; checked at recorded steps); 0 runs ``max_iter`` steps.
-    max_iter : int
-        Number of stochastic steps T.
-    time_budget : float or None
-        Stop after this many seconds of solver time.
-    seed : int, Generator or None
-        Seed of the pair draws.
-    callback : callable, optional
-        ``callback(t, w_bar, None, trace)``; returning True stops the run.
+    options : SolverOptions
+        ``tol``: stop when the certified relative duality gap of the averaged iterate is at
+        most ``tol`` (squared hinge only; checked at recorded steps); 0 runs ``max_iter``
+        steps. ``max_iter``: the number of stochastic steps T; ``seed``: the pair draws;
+        ``callback(t, w_bar, None, trace)``, ``time_budget``, ``until`` as usual.
     batch_size : int
         Pairs per step (1 is the paper's Alg. 2).
     record_every : int or None
@@ -153,8 +142,7 @@ def solve_sgd_pairs(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     f = formulation
-    rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
-                    record_every=record_every)
+    rec = _recorder(f, options, record_every)
     pairs = f.pairs
     X = f.X
     p = pairs.n_pairs
@@ -169,19 +157,16 @@ def solve_sgd_pairs(
         return w - np.asarray(Z.T @ coef).ravel()
 
     return _run(rec, "sgd-pairs", gradient,
-                lambda rng, m: rng.integers(0, p, size=(m, batch_size)), seed,
+                lambda rng, m: rng.integers(0, p, size=(m, batch_size)),
                 batch_size=batch_size)
 
 
-@solver("sgd-queries", needs=("query_blocks",))
+@solver("sgd-queries", needs=("query_blocks",), tol=tolerances.STOCHASTIC_GAP,
+        max_iter=20_000)
 def solve_sgd_queries(
     formulation: Any,
+    options: SolverOptions,
     *,
-    tol: float = tolerances.STOCHASTIC_GAP,
-    max_iter: int = 20_000,
-    time_budget: float | None = None,
-    seed: int | np.random.Generator | None = None,
-    callback: Callback | None = None,
     batch_size: int = 1,
     record_every: int | None = None,
 ) -> Run:
@@ -192,7 +177,7 @@ def solve_sgd_queries(
     formulation : RankSVM
         The ``query_blocks`` capability: structured weights (the query gradient is
         PRSVM+'s sorted loss on one query).
-    tol, max_iter, time_budget, seed, callback, record_every
+    options, record_every
         As in :func:`solve_sgd_pairs` (the draws are of queries).
     batch_size : int
         Queries per step (1 is the paper's Alg. 3).
@@ -211,8 +196,7 @@ def solve_sgd_queries(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     f = formulation
-    rec = _recorder(f, tol=tol, max_iter=max_iter, time_budget=time_budget, callback=callback,
-                    record_every=record_every)
+    rec = _recorder(f, options, record_every)
     data = f.data
     ptr = data.query_ptr
     with_pairs = np.flatnonzero(
@@ -237,5 +221,5 @@ def solve_sgd_queries(
         return g
 
     return _run(rec, "sgd-queries", gradient,
-                lambda rng, m: rng.integers(0, with_pairs.size, size=(m, batch_size)), seed,
+                lambda rng, m: rng.integers(0, with_pairs.size, size=(m, batch_size)),
                 batch_size=batch_size, n_queries=int(with_pairs.size))

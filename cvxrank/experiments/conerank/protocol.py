@@ -10,8 +10,8 @@ For each fold of the LETOR 4.0 folder, on the z-scored splits
    paper's :math:`\mu`) for ``passes`` passes over the queries, one run per seed. After every
    pass the basis U is evaluated on ``vali.txt`` and ``test.txt`` (``letor4``, the
    conventions of LETOR 4.0's ``Eval-Score-4.0.pl``) through the linear scorer
-   :func:`~cvxrank.solvers.conerank.linear_direction` (Alg. 2's ranking up to ties), and on
-   ``test.txt`` also through Alg. 2 literally (:func:`~cvxrank.solvers.conerank.vote_scores`)
+   :func:`~cvxrank.formulations.conerank.linear_direction` (Alg. 2's ranking up to ties), and on
+   ``test.txt`` also through Alg. 2 literally (:func:`~cvxrank.formulations.conerank.vote_scores`)
    as a check. A run of t passes is the prefix of the run of ``passes`` passes with the same
    seed (the start and the query orders are drawn from one generator, pass after pass, and
    nothing in a pass depends on the number of passes), so one run serves every t.
@@ -209,7 +209,7 @@ def _evaluate(data: Any, scores: np.ndarray) -> dict[str, float]:
 def evaluate_basis(source: StandardizedFold, U: np.ndarray) -> dict[str, dict[str, float]]:
     """The basis U on ``vali.txt`` and ``test.txt`` by the linear scorer, and on
     ``test.txt`` by Alg. 2's votes."""
-    from cvxrank.solvers.conerank import linear_direction, vote_scores
+    from cvxrank.formulations.conerank import linear_direction, vote_scores
 
     v = linear_direction(U)
     vali, test = source.load("vali"), source.load("test")
@@ -223,6 +223,7 @@ def run_cone(task: ConeTask) -> ConeResult:
     evaluate the basis after each."""
     from cvxrank.formulations.conerank import ConeRank
     from cvxrank.solvers.conerank import solve_stochastic
+    from cvxrank.trace import SolverOptions
 
     train = training_data(task)
     start = time.perf_counter()
@@ -244,8 +245,9 @@ def run_cone(task: ConeTask) -> ConeResult:
 
     try:
         # The recorder calls back after every pass but the last; the last is the run's point.
-        run = solve_stochastic(f, variant=task.variant, mu=task.mu, n_passes=task.passes,  # type: ignore[arg-type]
-                               seed=task.seed, callback=record)
+        run = solve_stochastic(f, SolverOptions(max_iter=task.passes, seed=task.seed,
+                                                callback=record),
+                               variant=task.variant, mu=task.mu)  # type: ignore[arg-type]
         if run.n_iter != task.passes:
             raise SolverError(f"{run.n_iter} passes made, {task.passes} asked ({run.message})")
         record(task.passes, run.w, None, run.trace)

@@ -174,8 +174,8 @@ def _notes(result: Table1Result) -> list[str]:
         f"({TIE_BREAK}: the fewest passes); test.txt measures of the selected pass. The paper "
         "does not state its number of passes.",
         "- Prediction: the linear scorer v = (U^+)^T 1 "
-        "(cvxrank.solvers.conerank.linear_direction), the same ranking as Alg. 2's votes up to "
-        "ties; Alg. 2 itself (vote_scores) is reported beside it on test.txt.",
+        "(cvxrank.formulations.conerank.linear_direction), the same ranking as Alg. 2's "
+        "votes up to ties; Alg. 2 itself (vote_scores) is reported beside it on test.txt.",
         f"- RankSVM: the {s['ranksvm_loss']} RankSVM (LETOR 4.0's RankSVM-struct is the hinge "
         f"RankSVM: (1/2)||w||^2 + C sum over pairs of max(0, 1 - w.(x_i - x_j))), C in "
         f"{s['ranksvm_C']}, solved to a certified relative duality gap {s['ranksvm_tol']:g} by "
