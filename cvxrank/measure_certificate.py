@@ -258,7 +258,8 @@ def certify_measures(
         The :class:`~cvxrank.metrics.Convention` (or preset name) of the measures: its
         ``relevance_threshold`` and tie rule are used.
     scores : array_like, shape (n,), optional
-        ``X @ w`` if already computed.
+        ``X @ w`` in float64 if already computed (equal rows must have equal scores: see
+        *Rounding* in the module docstring). By default they are computed row by row.
     docid : array_like of str, optional
         Document ids, for ``ties="docid_descending"`` as in ``evaluate``.
 
