@@ -33,7 +33,7 @@ from _common import OHSUMED, add_common_args, markdown_table, print_machine
 
 from cvxrank.data.letor import read_letor_fold
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.measure_certificate import certify_measures, radius_from_gap
+from cvxrank.measure_certificate import certify_measures
 from cvxrank.metrics import evaluate
 from cvxrank.solvers.newton import solve_prsvm_plus
 from cvxrank.threads import blas_threads
@@ -83,7 +83,7 @@ def main() -> None:
         X, y, ptr = test.X, test.y, test.query_ptr
         Xs = sp.csr_matrix(X)
         scores = np.einsum("ij,j->i", X, w)  # what certify_measures computes without scores
-        norm_w, r_gap = float(np.linalg.norm(w)), radius_from_gap(run.trace.gap[-1])
+        norm_w, r_gap = float(np.linalg.norm(w)), run.w_radius
         print(f"\nOHSUMED Fold{args.fold}: w fitted on train.txt (gap {run.trace.gap[-1]:.2e}, "
               f"sqrt(2 gap) = {r_gap:.3e} = {r_gap / norm_w:.2e} ||w||); test.txt "
               f"{test.n_documents:,} documents, {test.n_queries} queries, d = {X.shape[1]}; "

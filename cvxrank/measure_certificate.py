@@ -2,7 +2,8 @@ r"""Certificates that the ranking measures of a model are those of the exact opt
 
 The objectives :math:`\tfrac12\|w\|^2 + C\,\mathrm{loss}(Xw)` of cvxrank are 1-strongly
 convex, so a certified duality gap :math:`g` at :math:`w` puts the optimum in the ball
-:math:`\|w^* - w\| \le r = \sqrt{2g}` (:func:`radius_from_gap`). :func:`certify_measures`
+:math:`\|w^* - w\| \le r = \sqrt{2g}` (:func:`cvxrank.trace.certified_radius`; a run's
+``w_radius``). :func:`certify_measures`
 tells, per measure and per query, whether the measure has the same value for *every*
 :math:`w'` of that ball, hence the value it has at :math:`w^*`.
 
@@ -112,9 +113,10 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from cvxrank.data.ranking_data import row_scores
 from cvxrank.metrics import Convention, _as_convention, _rank, _Ranking
 
-__all__ = ["RULE", "MeasureCertificate", "certify_measures", "radius_from_gap"]
+__all__ = ["RULE", "MeasureCertificate", "certify_measures"]
 
 #: The rule of :func:`certify_measures`, in one sentence (see the module docstring).
 RULE = (
@@ -189,32 +191,6 @@ class MeasureCertificate:
             m: {"certified": self.certified(m), "uncertified_queries": self.uncertified(m)}
             for m in self.certified_queries
         }
-
-
-def radius_from_gap(gap: float, strong_convexity: float = 1.0) -> float:
-    r"""Radius of the ball around w that holds the optimum, from a certified duality gap.
-
-    For a :math:`\mu`-strongly convex primal :math:`P`, :math:`P(w) - P(w^*) \ge
-    \tfrac{\mu}{2}\|w - w^*\|^2` and :math:`P(w) - P(w^*) \le g`, so
-    :math:`\|w - w^*\| \le \sqrt{2g/\mu}` (:math:`\mu = 1` for
-    :math:`\tfrac12\|w\|^2 + C\,\mathrm{loss}`).
-
-    Parameters
-    ----------
-    gap : float
-        Certified duality gap :math:`g \ge 0` (primal minus a feasible dual value).
-    strong_convexity : float
-        Modulus :math:`\mu > 0`.
-
-    Returns
-    -------
-    float
-    """
-    if not gap >= 0 or not strong_convexity > 0:
-        raise ValueError(
-            f"need gap >= 0 and strong_convexity > 0, got {gap} and {strong_convexity}"
-        )
-    return math.sqrt(2.0 * gap / strong_convexity)
 
 
 def certify_measures(
@@ -351,9 +327,7 @@ def _scores(
         if s.shape != (n,):
             raise ValueError(f"scores has shape {s.shape}, expected ({n},)")
         return s
-    if sp.issparse(X):
-        return np.asarray(X @ w).ravel()
-    return np.einsum("ij,j->i", X, w)  # the same arithmetic for equal rows (BLAS: not always)
+    return row_scores(X, w)
 
 
 @dataclass(frozen=True)

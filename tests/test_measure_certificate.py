@@ -24,7 +24,6 @@ from cvxrank.measure_certificate import (
     RULE,
     MeasureCertificate,
     certify_measures,
-    radius_from_gap,
 )
 from cvxrank.metrics import Convention, evaluate, get_preset
 from cvxrank.solvers.newton import solve_prsvm_plus
@@ -306,7 +305,7 @@ def test_sound_on_ohsumed_fit(shared_data: Path):
     run = solve_prsvm_plus(RankSVM(folds["train"], C=1e-4, loss="squared_hinge"))
     test, w = folds["test"], run.w
     X, y, ptr = test.X, test.y, test.query_ptr
-    r_gap = radius_from_gap(run.trace.gap[-1])  # the fit's own certified ball
+    r_gap = run.w_radius  # the fit's own certified ball
     rng = np.random.default_rng(3)
     pairs = critical_pairs(X, y, ptr, w)
     query = np.searchsorted(ptr, [i for i, *_ in pairs], side="right") - 1
@@ -522,8 +521,3 @@ def test_bad_input(kwargs, message):
         certify_measures(**args)
 
 
-def test_radius_from_gap():
-    assert radius_from_gap(0.5) == 1.0
-    assert radius_from_gap(2.0, strong_convexity=4.0) == 1.0
-    with pytest.raises(ValueError):
-        radius_from_gap(-1.0)

@@ -42,6 +42,20 @@ def _first_nonfinite(values: np.ndarray) -> int | None:
     return int(bad[0]) if bad.size else None
 
 
+def row_scores(X: Matrix, w: np.ndarray) -> np.ndarray:
+    """The scores ``X @ w``, computed row by row, so that equal rows get equal scores.
+
+    A BLAS matrix-vector product may split rows into blocks whose rounding differs with
+    the row's position (OpenBLAS gave identical documents scores one unit in the last place
+    apart), which would make a tie between identical documents depend on rounding; the
+    measure certificates (:mod:`cvxrank.measure_certificate`) and every reported score use
+    this one arithmetic. A CSR product is row by row already.
+    """
+    if sp.issparse(X):
+        return np.asarray(X @ w, dtype=np.float64).ravel()
+    return np.einsum("ij,j->i", np.asarray(X), np.asarray(w, dtype=np.float64))
+
+
 def qid_from_group(group: Sequence[int] | np.ndarray) -> np.ndarray:
     """Per-row query index ``0, 0, ..., 1, ...`` from LightGBM-style group sizes.
 

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.sets import ConvexSet
 from cvxrank.tolerances import C_RANGE
 
@@ -273,10 +273,10 @@ class Objective(ABC):
         return np.asarray(w, dtype=np.float64)[: self.data.n_features]
 
     def scores(self, w: np.ndarray, data: RankingData) -> np.ndarray:
-        """The model's scores of ``data``'s documents (``X @ weights(w)``; ``data`` padded
-        with zero features when it has fewer)."""
-        X = data.pad_features(self.data.n_features).X
-        return np.asarray(X @ self.weights(w)).ravel()
+        """The model's scores of ``data``'s documents (``X @ weights(w)`` row by row,
+        :func:`~cvxrank.data.ranking_data.row_scores`; ``data`` padded with zero features
+        when it has fewer)."""
+        return row_scores(data.pad_features(self.data.n_features).X, self.weights(w))
 
     def sizes(self) -> dict[str, int]:
         """The counts a report prints beside the fit (dual variables, pairs, ...)."""
