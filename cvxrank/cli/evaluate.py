@@ -1,10 +1,16 @@
-"""``cvxrank evaluate``: ranking metrics of a scores file against a data file.
+"""``cvxrank evaluate``: ranking metrics of a scores file, or of a saved model, on a data file.
 
 Usage::
 
-    cvxrank evaluate --data FILE --scores SCORES [--preset letor3|letor4|trec|sklearn|lightgbm]
-                     [--k 10] [--per-query] [--format svmlight|lightgbm] [--query QUERY_FILE]
-                     [--json]
+    cvxrank evaluate --data FILE (--scores SCORES | --model MODEL.json)
+                     [--preset letor3|letor4|trec|sklearn|lightgbm] [--k 10] [--per-query]
+                     [--format svmlight|lightgbm] [--query QUERY_FILE] [--json]
+
+With ``--model`` (a file of ``cvxrank fit --save-model``) the model scores the data and the
+report adds ``certified``: per measure, whether its value is the exact optimum's (every w'
+within the model's certified radius ``w_radius`` of its w ranks every query alike,
+:mod:`cvxrank.measure_certificate`) and how many queries are not (null counts: the model
+has no certificate, e.g. ConeRank's).
 
 JSON keys (``--json``): those of :func:`cvxrank.metrics.evaluate` (``ndcg@1``..``ndcg@k``,
 ``p@1``..``p@k``, ``map``, ``mrr``, and ``mean_ndcg`` for letor4; NaN is written as null);
@@ -74,8 +80,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(and MeanNDCG for letor4) under a preset's conventions.",
     )
     parser.add_argument("--data", required=True, metavar="FILE", help="the data file")
-    parser.add_argument(
-        "--scores", required=True, metavar="SCORES", help="one score per data line of FILE"
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--scores", metavar="SCORES", help="one score per data line of FILE"
+    )
+    source.add_argument(
+        "--model", metavar="MODEL", help="a model saved by `cvxrank fit --save-model`: it "
+        "scores FILE, and the report says which measures are certified"
     )
     parser.add_argument(
         "--preset",
@@ -102,10 +113,16 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from cvxrank.metrics import get_preset
 
     convention = get_preset(args.preset)  # an unknown preset fails before any file is read
+    model = read_model(args.model) if args.model else None
     data, _, _ = load_data(args.data, args.format, args.query)
-    scores = read_scores(args.scores, data.n_documents, data_source=args.data)
+    if model is None:
+        scores = read_scores(args.scores, data.n_documents, data_source=args.data)
+    else:
+        scores = model_scores(model, data, args.model)
     result = measure_scores(data, scores, convention=convention, preset=args.preset, k=args.k,
                             per_query=args.per_query)
+    if model is not None:
+        result["certified"] = model_certificate(model, data, result, args.preset)
     if args.json:
         emit_json(result)
     else:
@@ -113,13 +130,77 @@ def run_evaluate(args: argparse.Namespace) -> int:
             format_result(
                 result,
                 data_path=args.data,
-                scores_path=args.scores,
+                scores_path=args.scores or f"model {args.model}",
                 preset=args.preset,
                 n_documents=data.n_documents,
                 n_queries=data.n_queries,
             )
         )
     return 0
+
+
+def read_model(path: str) -> dict[str, Any]:
+    """The JSON document of a model file, with its weights checked.
+
+    Raises
+    ------
+    DataFormatError
+        For a file that is not JSON or holds no weights ``w`` (nor a ConeRank basis ``U``).
+    """
+    import json
+
+    from cvxrank.errors import DataFormatError
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            model = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(path, exc.lineno, f"not a JSON model file ({exc.msg})") from None
+    if not isinstance(model, dict) or not ("w" in model or "U" in model):
+        raise DataFormatError(path, None, "not a cvxrank model: it has no weights 'w' (save "
+                              "one with `cvxrank fit --save-model`)")
+    return model
+
+
+def model_scores(model: dict[str, Any], data: RankingData, path: str) -> np.ndarray:
+    """The scores a saved model gives ``data``'s documents: ``X @ w`` row by row, or for
+    ConeRank Alg. 2's votes (``scoring: vote``) or ``X @ v``.
+
+    Raises
+    ------
+    DataFormatError
+        When the data have more features than the model.
+    """
+    from cvxrank.data.ranking_data import row_scores
+    from cvxrank.errors import DataFormatError
+
+    vector = np.asarray(model.get("w", model.get("v")), dtype=np.float64)
+    if data.n_features > vector.size:
+        raise DataFormatError(path, None, f"the model has {vector.size} features, the data "
+                              f"{data.n_features}")
+    X = data.pad_features(vector.size).X
+    if "U" in model and model.get("scoring", "vote") == "vote":
+        from cvxrank.formulations.conerank import vote_scores
+
+        return vote_scores(np.asarray(model["U"], dtype=np.float64), X, data.query_ptr)
+    return row_scores(X, vector)
+
+
+def model_certificate(model: dict[str, Any], data: RankingData, result: dict[str, Any],
+                      preset: str) -> dict[str, Any]:
+    """Per measure of ``result``, whether the saved model certifies it on ``data``
+    (:func:`cvxrank.certify.measure_report`; nothing without a radius)."""
+    from cvxrank.certify import measure_report
+    from cvxrank.measure_certificate import certify_measures
+
+    measures = [m for m in result if m not in ("k", "k_requested", "ties", "per_query")]
+    radius = model.get("w_radius")
+    if "w" not in model or radius is None:
+        return measure_report(None, measures)
+    w = np.asarray(model["w"], dtype=np.float64)
+    certificate = certify_measures(data.pad_features(w.size).X, data.y, data.query_ptr, w,
+                                   float(radius), measures=measures, convention=preset)
+    return measure_report(certificate, measures)
 
 
 def measure_scores(data: RankingData, scores: np.ndarray, *, convention: Convention,

@@ -40,10 +40,12 @@ measures), ``status``, ``converged``, ``message``, ``gap`` (certified duality ga
 ``p@1``..``p@k``, ``map``, ``mrr``), ``certified`` (per measure: ``certified`` and
 ``uncertified_queries``) and, for OC SVM, ``grade_accuracy`` and ``grade_mae``.
 
-``--save-model`` writes a JSON file with the method, its parameters and the model's arrays
-(the weights ``w``; OC SVM adds its thresholds and grades, ConeRank writes its basis ``U``
-and linear scorer ``v``), after the report has been computed. It refuses to write over
-the training or test file.
+``--save-model`` writes a JSON file with the method, its parameters, the status and
+certificate (``gap``, ``w_radius``) and the model's arrays (the weights ``w``; OC SVM adds
+its thresholds and grades, ConeRank writes its basis ``U`` and linear scorer ``v``), after
+the report has been computed (``cvxrank evaluate --model`` scores data with it and says
+which measures are certified). It refuses to write over the training or test file, and
+writes through a temporary file renamed into place.
 
 Exit codes: 0 when the run converged (or, for a solver without a stopping test such as
 ConeRank's stochastic Alg. 1, made the iterations it was asked for); **3** when it returned
@@ -258,8 +260,8 @@ def run_fit(args: argparse.Namespace) -> int:
         report.update(test_report(formulation, run, test, target, convention, args))
     if args.save_model:
         model = {"method": args.method, "loss": loss, **params, "solver": run.solver,
-                 "objective": run.objective, "status": run.status.value,
-                 **formulation.model_arrays(run.w)}
+                 "objective": run.objective, "status": run.status.value, "gap": run.gap,
+                 "w_radius": run.w_radius, **formulation.model_arrays(run.w)}
         write_json_atomically(args.save_model, model)
     if args.json:
         emit_json(report)
