@@ -50,28 +50,34 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
     Capability("primal_certificate", "a dual bound certified by any primal point "
                "(the KKT dual point of w)", ("dual_value_at",)),
     Capability("pairwise_newton", "a differentiable pairwise loss with gradient and "
-               "Hessian-vector products in the scores", ("loss_engine",)),
+               "Hessian-vector products in the scores", ("loss_engine", "X", "C")),
     Capability("sorted_pairs", "weights per query x grade pair, so the pairwise loss is "
                "evaluated by sorting in O(n log n) without building the pairs",
                ("loss_engine",)),
     Capability("pair_samples", "explicit preference pairs with weights and margins to "
-               "sample from", ("pairs", "pair_weight", "margin")),
+               "sample from", ("pairs", "pair_weight", "margin", "loss", "X", "C")),
     Capability("query_blocks", "a pairwise loss that splits into per-query blocks, each "
                "evaluated by sorting (stochastic query steps)",
-               ("loss_engine", "query_weight", "weight_table", "margin_table")),
+               ("loss_engine", "query_weight", "weight_table", "margin_table", "grade_level",
+                "loss", "X", "C")),
     Capability("dual_query_blocks", "a dual over preference pairs that splits into per-query "
                "blocks, each block's gradient computed from its query's scores (stochastic "
                "dual steps, RankMM)",
                ("pairs", "pair_scale", "queries_with_pairs", "dual_set", "dual_start",
-                "primal_from_dual")),
-    Capability("kernel_matrix", "a Gram matrix of the training documents (kernel PCA map)",
-               ("K",)),
+                "primal_from_dual", "lower_group", "grade_level", "loss", "kappa", "m", "C")),
+    Capability("kernel_matrix", "a Gram matrix of the training documents (kernel PCA map) "
+               "and the pairwise loss on it", ("K", "pairs", "pair_weight", "margin", "loss",
+                                               "C")),
     Capability("loss_subgradient", "a convex pairwise loss whose value and subgradient "
                "at any w come from one evaluation (the 1-slack cutting plane's oracle)",
                ("evaluate_loss", "X", "C", "pair_weight")),
     Capability("cone_blocks", "a non-convex problem in a cone basis and per-pair "
                "coefficients whose two blocks are convex formulations (ConeRank)",
-               ("folding_in", "basis_update", "random_start", "split", "join")),
+               ("folding_in", "basis_update", "random_start", "split", "join", "pairs",
+                "band", "K")),
+    Capability("cone_block", "one convex block of ConeRank (the folding-in of the pairs' "
+               "coefficients or the basis update) with its start",
+               ("start", "pairs", "K")),
     Capability("separation_oracle", "a most-violated-constraint oracle per query block, the "
                "loss weight C, the query count m, the queries with pairs and the per-query "
                "losses (n-slack cutting planes)",

@@ -357,7 +357,7 @@ class FoldingIn(_ConeParameters, _Block):
     """
 
     name = "conerank-foldin"
-    capabilities = frozenset({"primal_certificate"})
+    capabilities = frozenset({"primal_certificate", "cone_block"})
 
     def __init__(self, data: RankingData, U: np.ndarray, *, lambda_l: float = 1.0,
                  lambda_u: float = 1.0, pairs: ConePairs | None = None) -> None:
@@ -477,7 +477,7 @@ class BasisUpdate(_ConeParameters, _Block):
     """
 
     name = "conerank-basis"
-    capabilities = frozenset({"primal_certificate"})
+    capabilities = frozenset({"primal_certificate", "cone_block"})
 
     def __init__(self, data: RankingData, W: np.ndarray, *, c: float | None = None,
                  pairs: ConePairs | None = None) -> None:

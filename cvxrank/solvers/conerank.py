@@ -383,11 +383,11 @@ def _block_solver(method: str, description: str) -> Callable[..., Run]:
 #: Step limit of the block solvers.
 BLOCK_MAX_ITER = 20_000
 
-solve_block_apg = solver("block-apg", needs=("primal_certificate",),
+solve_block_apg = solver("block-apg", needs=("primal_certificate", "cone_block"),
                          max_iter=BLOCK_MAX_ITER)(_block_solver(
     "pg", "Accelerated projected gradient on a ConeRank block (FoldingIn: exact projection "
     "onto the band (8); BasisUpdate: column balls), stopping on the certified gap."))
-solve_block_eg = solver("block-eg", needs=("primal_certificate",),
+solve_block_eg = solver("block-eg", needs=("primal_certificate", "cone_block"),
                         max_iter=BLOCK_MAX_ITER)(_block_solver(
     "eg", "Exact exponentiated gradient on the FoldingIn block (Tran & Pham Sect. 4.2), "
     "backtracked step per pair, stopping on the certified gap."))
