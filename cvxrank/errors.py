@@ -51,3 +51,7 @@ class UsageError(CvxrankError, ValueError):
     The command line reports it like any bad input: exit code 2 and one line
     ``cvxrank: error: <reason>`` on stderr, without argparse's usage block.
     """
+
+
+class CacheWarning(UserWarning):
+    """A cache entry or directory that could not be used (it is re-solved, or skipped)."""

@@ -11,20 +11,33 @@ result only when
   tolerance: ``primal_value(w*)`` with p* and ``dual_value(alpha*)`` with d*.
 
 Otherwise it raises :class:`~cvxrank.errors.SolverError`. Certified references are cached in
-memory (and optionally on disk) by the formulation's :meth:`cache_key` and the solver name, so a
-notebook or a test suite asking again for the same problem and C does not solve again. The disk
-cache is the ``cache_dir`` argument, or else the directory named by the environment variable
+memory (and optionally on disk) by the formulation's :meth:`cache_key`, a hash of the
+formulation's code (:func:`code_version`) and the solver name, so a notebook or a test suite
+asking again for the same problem and C does not solve again. The disk cache is the
+``cache_dir`` argument, or else the directory named by the environment variable
 :data:`CACHE_DIR_VARIABLE` (``CVXRANK_CACHE_DIR``), so that parallel workers share one cache;
 with neither, nothing is written to disk. Files are written atomically (a temporary file, then
 a rename), so workers may write the same reference concurrently.
+
+**The disk cache is not trusted.** Each entry carries its certificate, the primal and dual
+points; on load the formulation's own numpy evaluators recompute ``primal_value(w*)``,
+``dual_value(alpha*)`` and the dual infeasibility, and the entry is used only if they give
+back its p* and d* within the solver's agreement. A forged, stale, corrupt, truncated or
+incomplete entry is deleted and re-solved, with a :class:`~cvxrank.errors.CacheWarning`; a
+cache path that cannot be used (a regular file, no permission) degrades to no disk cache,
+with one warning.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import os
 import tempfile
 import time
+import warnings
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,9 +45,9 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxrank.errors import SolverError
+from cvxrank.errors import CacheWarning, SolverError
 from cvxrank.formulations.base import Formulation
-from cvxrank.tolerances import reference_agreement, relative_gap
+from cvxrank.tolerances import FEASIBILITY, reference_agreement, relative_gap
 
 #: Solver settings used for reference solves (keys are CVXPY solver names). Interior-point
 #: solvers are run close to machine precision; ECOS stops with ``optimal_inaccurate`` on
@@ -74,7 +87,8 @@ class Reference:
         ``|p* - d*| / |p*|``.
     key : str
         The formulation's :meth:`~cvxrank.formulations.base.Formulation.cache_key` at
-        solve time (data, formulation, weights, hyper-parameter values).
+        solve time (data, formulation, weights, hyper-parameter values) and its
+        :func:`code_version`.
     """
 
     p_star: float
@@ -100,6 +114,43 @@ def default_cache_dir() -> Path | None:
     """The directory in ``$CVXRANK_CACHE_DIR``, or None when it is unset or empty."""
     value = os.environ.get(CACHE_DIR_VARIABLE, "")
     return Path(value) if value else None
+
+
+_UNUSABLE: set[str] = set()
+
+
+def _usable(cache_dir: str | os.PathLike[str]) -> Path | None:
+    """``cache_dir`` if it is (or can be made) a writable directory; else None, with one
+    :class:`~cvxrank.errors.CacheWarning` per path and process."""
+    path = Path(cache_dir)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if os.access(path, os.W_OK | os.X_OK):
+            return path
+        reason = "it is not writable"
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    if str(path) not in _UNUSABLE:
+        _UNUSABLE.add(str(path))
+        warnings.warn(f"reference cache {path}: {reason}; running without a disk cache",
+                      CacheWarning, stacklevel=3)
+    return None
+
+
+@functools.cache
+def code_version(cls: type) -> str:
+    """A short hash of the source of ``cls``'s module and of every cvxrank module of its base
+    classes: a cached reference is stale once the formulation's code changes."""
+    h = hashlib.sha256()
+    for klass in cls.__mro__:
+        module = inspect.getmodule(klass)
+        if module is None or not module.__name__.startswith("cvxrank"):
+            continue
+        try:
+            h.update(Path(inspect.getfile(module)).read_bytes())
+        except (OSError, TypeError):
+            h.update(module.__name__.encode())
+    return h.hexdigest()[:16]
 
 
 def clear_reference_cache() -> None:
@@ -160,14 +211,16 @@ def solve_reference(
         statuses, p*, d* and the gap.
     """
     name = check_solver(solver)
-    key = formulation.cache_key()
+    key = f"{formulation.cache_key()}|code={code_version(type(formulation))}"
     if cache_dir is None:
         cache_dir = default_cache_dir()
+    if cache and cache_dir is not None:
+        cache_dir = _usable(cache_dir)
     if cache:
         if (key, name) in _CACHE:
             return _CACHE[(key, name)]
         if cache_dir is not None:
-            loaded = _load(_cache_path(cache_dir, key, name), key, name)
+            loaded = _load(_cache_path(cache_dir, key, name), key, name, formulation)
             if loaded is not None:
                 _CACHE[(key, name)] = loaded
                 return loaded
@@ -248,18 +301,49 @@ def _store(path: Path, ref: Reference) -> None:
     os.replace(tmp, path)
 
 
-def _load(path: Path, key: str, solver: str) -> Reference | None:
-    """The reference stored at ``path`` if it exists and was stored for ``key`` and ``solver``."""
+def _load(path: Path, key: str, solver: str, formulation: Formulation) -> Reference | None:
+    """The reference stored at ``path``, if one was stored for ``key`` and ``solver`` and
+    its certificate checks out on ``formulation`` (:func:`_check_entry`); an entry that
+    cannot be read or fails the check is deleted, with a warning."""
     if not path.is_file():
         return None
-    with np.load(path, allow_pickle=False) as f:
-        if str(f["key"]) != key or str(f["solver"]) != solver:
-            return None
-        w, alpha = np.array(f["w"]), np.array(f["alpha"])
-        w.flags.writeable = False
-        alpha.flags.writeable = False
-        return Reference(
-            w=w, alpha=alpha,
-            **{k: float(f[k]) for k in _SCALARS},
-            **{k: str(f[k]) for k in _STRINGS},
-        )
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            if str(f["key"]) != key or str(f["solver"]) != solver:
+                return None  # a hash collision: another problem's entry, left alone
+            w, alpha = np.array(f["w"], dtype=np.float64), np.array(f["alpha"],
+                                                                     dtype=np.float64)
+            ref = Reference(w=w, alpha=alpha, **{k: float(f[k]) for k in _SCALARS},
+                            **{k: str(f[k]) for k in _STRINGS})
+        problem = _check_entry(ref, formulation)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        problem = f"unreadable ({type(exc).__name__}: {exc})"
+    if problem:
+        warnings.warn(f"reference cache entry {path} for {formulation.name} "
+                      f"{formulation.params()}: {problem}; deleted, solving again",
+                      CacheWarning, stacklevel=3)
+        path.unlink(missing_ok=True)
+        return None
+    ref.w.flags.writeable = False
+    ref.alpha.flags.writeable = False
+    return ref
+
+
+def _check_entry(ref: Reference, formulation: Formulation) -> str:
+    """Why a stored reference is not a certificate of ``formulation`` (empty when it is):
+    the numpy evaluators at its points must give back its p* and d*, its dual point must be
+    feasible, and p* and d* must agree, all within the solver's agreement."""
+    tol = reference_agreement(ref.solver)
+    floor = formulation.gap_floor
+    for what, evaluated, stored in (
+        ("primal_value(w*)", formulation.primal_value(ref.w), ref.p_star),
+        ("dual_value(alpha*)", formulation.dual_value(ref.alpha), ref.d_star),
+    ):
+        if not relative_gap(evaluated, stored, floor) <= tol:
+            return f"{what} = {evaluated!r} but the entry says {stored!r}"
+    if not relative_gap(ref.d_star, ref.p_star, floor) <= tol:
+        return f"p* = {ref.p_star!r} and d* = {ref.d_star!r} disagree"
+    infeasible = formulation.dual_infeasibility(ref.alpha)
+    if not infeasible <= FEASIBILITY * max(1.0, float(np.max(np.abs(ref.alpha), initial=0.0))):
+        return f"its dual point is infeasible by {infeasible:.3g}"
+    return ""

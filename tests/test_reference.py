@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import cvxpy as cp
 import numpy as np
@@ -14,9 +15,14 @@ from sklearn.svm import LinearSVC
 
 import cvxrank.reference as reference
 from cvxrank.data import RankingData, build_pairs, make_synthetic, read_svmlight
-from cvxrank.errors import SolverError
+from cvxrank.errors import CacheWarning, SolverError
 from cvxrank.formulations import RankSVM
-from cvxrank.reference import clear_reference_cache, solve_reference
+from cvxrank.reference import (
+    CACHE_DIR_VARIABLE,
+    clear_reference_cache,
+    code_version,
+    solve_reference,
+)
 from cvxrank.tolerances import (
     FAST_SOLVER_GAP,
     FEASIBILITY,
@@ -202,7 +208,7 @@ def test_cache_returns_the_same_reference_until_C_changes() -> None:
     first = solve_reference(f)
     assert solve_reference(f) is first
     assert solve_reference(instance("47-pairs", "hinge")) is first  # same data, same key
-    assert first.key == f.cache_key()
+    assert first.key == f"{f.cache_key()}|code={code_version(type(f))}"
 
     f.set_params(C=0.05)
     other = solve_reference(f)
@@ -310,3 +316,81 @@ def test_unknown_solver_lists_the_installed_ones() -> None:
     with pytest.raises(ValueError, match="not an installed.*CLARABEL"):
         solve_reference(f, "NOT_A_SOLVER")
     assert solve_reference(f, "clarabel").solver == "CLARABEL"
+
+
+# -- the disk cache verifies itself -------------------------------------------------------
+def _entry(tmp_path):
+    clear_reference_cache()
+    f = instance("47-pairs", "squared_hinge")
+    ref = solve_reference(f, cache_dir=tmp_path)
+    (path,) = tmp_path.glob("reference-*.npz")
+    clear_reference_cache()
+    return f, ref, path
+
+
+def _rewrite(path, **changes) -> None:
+    with np.load(path, allow_pickle=False) as stored:
+        fields = {k: stored[k] for k in stored.files}
+    fields.update(changes)
+    with open(path, "wb") as fh:
+        np.savez(fh, **fields)
+
+
+@pytest.mark.parametrize("raise_by", [1e-4, 1e-6])
+def test_a_forged_entry_is_detected_and_solved_again(tmp_path, raise_by) -> None:
+    f, ref, path = _entry(tmp_path)
+    _rewrite(path, p_star=np.float64(ref.p_star * (1 + raise_by)),
+             d_star=np.float64(ref.d_star * (1 + raise_by)))
+    with pytest.warns(CacheWarning, match="primal_value.*deleted, solving again"):
+        again = solve_reference(f, cache_dir=tmp_path)
+    assert rel(again.p_star, ref.p_star) <= reference_agreement("CLARABEL")
+    with np.load(path) as stored:  # the re-solved entry replaced the forged one
+        assert float(stored["p_star"]) == again.p_star
+
+
+def test_an_entry_with_a_moved_point_is_detected(tmp_path) -> None:
+    f, ref, path = _entry(tmp_path)
+    _rewrite(path, w=ref.w * 1.01)
+    with pytest.warns(CacheWarning, match="primal_value"):
+        solve_reference(f, cache_dir=tmp_path)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "missing-member"])
+def test_a_corrupt_entry_is_deleted_and_solved_again(tmp_path, damage) -> None:
+    f, ref, path = _entry(tmp_path)
+    if damage == "truncate":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"not an npz file")
+    else:
+        with np.load(path) as stored:
+            fields = {k: stored[k] for k in stored.files if k != "alpha"}
+        with open(path, "wb") as fh:
+            np.savez(fh, **fields)
+    with pytest.warns(CacheWarning, match="unreadable"):
+        again = solve_reference(f, cache_dir=tmp_path)
+    assert rel(again.p_star, ref.p_star) <= reference_agreement("CLARABEL")
+    assert path.is_file()  # written again, whole
+
+
+def test_a_cache_path_that_is_a_file_degrades_to_no_cache(tmp_path, monkeypatch) -> None:
+    clear_reference_cache()
+    blocker = tmp_path / "cache"
+    blocker.write_text("I am a file")
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, str(blocker))
+    f = instance("47-pairs", "hinge")
+    with pytest.warns(CacheWarning, match="running without a disk cache"):
+        ref = solve_reference(f)
+    assert ref.p_star > 0 and blocker.read_text() == "I am a file"
+    clear_reference_cache()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one warning per path and process
+        solve_reference(f)
+
+
+def test_the_key_holds_the_code_version() -> None:
+    from cvxrank.formulations.rankmm import RankMM
+    from cvxrank.formulations.ranksvm import RankSVM
+
+    assert code_version(RankSVM) != code_version(RankMM)
+    assert code_version(RankSVM) == code_version(RankSVM)
