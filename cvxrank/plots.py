@@ -95,6 +95,12 @@ def new_figure(**kwargs: Any) -> Figure:
     return fig
 
 
+def axes_or_new(ax: Axes | None, **figure: Any) -> Axes:
+    """``ax``, or the axes of a new figure (:func:`new_figure` with ``figure``): the
+    ``ax=None`` style of every plotting function."""
+    return ax if ax is not None else new_figure(**figure).add_subplot()
+
+
 def _as_trace(run: Run | Trace) -> Trace:
     if isinstance(run, Run):
         return run.trace
@@ -229,8 +235,7 @@ def plot_suboptimality(
     -------
     Axes
     """
-    if ax is None:
-        ax = new_figure(figsize=(6, 4), layout="constrained").add_subplot()
+    ax = axes_or_new(ax, figsize=(6, 4), layout="constrained")
     marks = {"marker": marker, "markerfacecolor": "none", "markersize": 5}
     if isinstance(runs, (Run, Trace)):
         runs = [runs]

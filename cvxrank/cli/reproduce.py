@@ -82,7 +82,7 @@ import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cvxrank.cli.common import (
     add_json_flag,
@@ -93,6 +93,12 @@ from cvxrank.cli.common import (
     positive_float,
     positive_int,
 )
+
+if TYPE_CHECKING:
+    from cvxrank.experiments.backends import Execution
+    from cvxrank.experiments.config import ExperimentConfig
+
+C = TypeVar("C", bound="ExperimentConfig")
 
 #: Default output folders (relative to the current directory).
 TABLE3_OUT = "results/chapelle-table3"
@@ -189,7 +195,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_le_smola_digits(experiments)
 
 
-
 def _report(args: argparse.Namespace, result: Any, files: dict[str, Path],
             markdown: Any) -> int:
     """Print a reproduction's result (JSON with the files written, or its markdown and the
@@ -200,6 +205,7 @@ def _report(args: argparse.Namespace, result: Any, files: dict[str, Path],
         print(markdown(result), end="")
         print("\nwrote " + ", ".join(str(p) for p in files.values()))
     return 0
+
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--blas-threads", type=blas_thread_count, default=1, dest="blas_threads",
@@ -236,6 +242,7 @@ def _progress_bar(args: argparse.Namespace) -> bool:
     ``--verbose``."""
     return not args.json and not args.verbose and sys.stderr.isatty()
 
+
 def _out_dir(path: str) -> Path:
     """Create the output folder now, so that a bad path fails before the long run."""
     out = Path(path)
@@ -243,7 +250,7 @@ def _out_dir(path: str) -> Path:
     return out
 
 
-def _execution(args: argparse.Namespace) -> Any:
+def _execution(args: argparse.Namespace) -> Execution:
     """The :class:`~cvxrank.experiments.backends.Execution` of the backend options (the
     sequential backend where the experiment has none)."""
     from cvxrank.experiments.backends import Execution
@@ -254,7 +261,7 @@ def _execution(args: argparse.Namespace) -> Any:
                      blas_threads=args.blas_threads)
 
 
-def config_from(cls: Any, args: argparse.Namespace) -> Any:
+def config_from(cls: type[C], args: argparse.Namespace) -> C:
     """The configuration ``cls`` of the parsed options: every field whose option was given
     (not None), over ``cls.quick()`` with ``--quick`` or the defaults, and
     :func:`_execution`'s backend.
@@ -270,7 +277,7 @@ def config_from(cls: Any, args: argparse.Namespace) -> Any:
     return (cls.quick if getattr(args, "quick", False) else cls)(**given)
 
 
-def reproduce(args: argparse.Namespace, config: Any, run: Callable[..., Any],
+def reproduce(args: argparse.Namespace, config: ExperimentConfig, run: Callable[..., Any],
               write: Callable[[Any, Path], dict[str, Path]],
               markdown: Callable[[Any], str]) -> int:
     """Check the data, create the output folder, ``run(config)``, ``write`` its files and

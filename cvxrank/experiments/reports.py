@@ -203,10 +203,9 @@ def plot_grid_validation(result: GridResult, ax: Axes | None = None) -> Axes:
     -------
     matplotlib Axes
     """
-    from cvxrank.plots import new_figure
+    from cvxrank.plots import axes_or_new
 
-    if ax is None:
-        ax = new_figure(figsize=(6.5, 4.5)).add_subplot(1, 1, 1)
+    ax = axes_or_new(ax, figsize=(6.5, 4.5))
     (name, values), = result.grid.axes
     x = np.asarray(values, dtype=float)
     measure = result.measure

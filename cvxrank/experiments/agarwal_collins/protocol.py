@@ -501,6 +501,39 @@ def grid_tasks(config: Fig1Config, sources: dict[int, LetorFold]) -> list[tuple[
     return tasks
 
 
+def grid_choices(config: Fig1Config, sources: dict[int, LetorFold],
+                 results: dict[str, list[Any]]
+                 ) -> tuple[dict[str, list[Choice]], dict[str, list[dict[str, Any]]]]:
+    """Each method's choice per fold (``{method: [Choice per fold]}``) and the zero tests
+    (``{loss: [check per fold]}``) from the results of :func:`grid_tasks` by kind."""
+    choices: dict[str, list[Choice]] = {label: [] for label in LABELS.values()}
+    choices[RANKSVM] = []
+    zero: dict[str, list[dict[str, Any]]] = {loss: [] for loss in LABELS}
+    for k, source in sources.items():
+        for loss, label in LABELS.items():
+            runs = [r for r in results["stochastic"]
+                    if r.task.source == source and r.task.loss == loss]
+            points = rankmm_points(runs, config.C_grid, config.eta0_grid, config.T_grid)
+            choices[label].append(choose(label, k, points, SELECT))
+            check = next(r for r in results["zero"]
+                         if r.task.source == source and r.task.loss == loss)
+            zero[loss].append({"fold": k, **check.check, "time": check.time})
+        svm = [r for r in results["ranksvm"] if r.task.source == source]
+        choices[RANKSVM].append(choose(RANKSVM, k, task_points(svm, RANKSVM_STATS), SELECT))
+    return choices, zero
+
+
+def certified_tasks(config: Fig1Config, sources: dict[int, LetorFold],
+                    choices: dict[str, list[Choice]],
+                    zero: dict[str, list[dict[str, Any]]]) -> list[CertifiedTask]:
+    """The certified optimum of every loss at each fold's selected C, fold-major (w = 0 the
+    fallback where the zero test proved it optimal)."""
+    return [CertifiedTask(source, loss, choices[label][j].best.params["C"],
+                          config.certified_solver, CERTIFIED_TOL, config.certified_time_budget,
+                          bool(zero[loss][j]["zero_optimal"]), config.max_train_queries)
+            for j, source in enumerate(sources.values()) for loss, label in LABELS.items()]
+
+
 def run_fig1(config: Fig1Config, *, log: Log | None = None,
              progress_bar: bool = False) -> Fig1Result:
     """Fig. 1's protocol on the folds of ``config.data`` (module docstring).
@@ -528,43 +561,23 @@ def run_fig1(config: Fig1Config, *, log: Log | None = None,
     sources = {k: LetorFold(str(root.resolve()), k) for k in folds}
     say = log or (lambda line: None)
     execution = config.execution
-    C_grid, eta0_grid = list(config.C_grid), list(config.eta0_grid)
-    T_grid, ranksvm_C = list(config.T_grid), list(config.ranksvm_C)
     tasks = grid_tasks(config, sources)
-    n_runs = len(folds) * len(LABELS) * len(C_grid) * len(eta0_grid) * len(config.seeds)
-    say(f"grid: {len(tasks)} tasks ({n_runs} stochastic runs of {T_grid[-1]} steps, "
-        f"{len(folds) * len(ranksvm_C)} RankSVM fits, {len(folds) * len(LABELS)} zero tests) "
-        f"on the {execution.backend} backend")
+    n_runs = (len(folds) * len(LABELS) * len(config.C_grid) * len(config.eta0_grid)
+              * len(config.seeds))
+    say(f"grid: {len(tasks)} tasks ({n_runs} stochastic runs of {config.T_grid[-1]} steps, "
+        f"{len(folds) * len(config.ranksvm_C)} RankSVM fits, "
+        f"{len(folds) * len(LABELS)} zero tests) on the {execution.backend} backend")
     start = time.perf_counter()
     results = execution.run_by_kind(tasks, max_chunk=CHUNK_TASKS, progress=progress_bar,
                                     desc="agarwal-collins grid")
     grid_time = time.perf_counter() - start
-
-    choices: dict[str, list[Choice]] = {label: [] for label in LABELS.values()}
-    choices[RANKSVM] = []
-    zero: dict[str, list[dict[str, Any]]] = {loss: [] for loss in LABELS}
-    for k, source in sources.items():
-        for loss, label in LABELS.items():
-            runs = [r for r in results["stochastic"]
-                    if r.task.source == source and r.task.loss == loss]
-            choices[label].append(choose(label, k, rankmm_points(runs, C_grid, eta0_grid,
-                                                                 T_grid), SELECT))
-            check = next(r for r in results["zero"]
-                         if r.task.source == source and r.task.loss == loss)
-            zero[loss].append({"fold": k, **check.check, "time": check.time})
-        svm = [r for r in results["ranksvm"] if r.task.source == source]
-        choices[RANKSVM].append(choose(RANKSVM, k, task_points(svm, RANKSVM_STATS), SELECT))
+    choices, zero = grid_choices(config, sources, results)
     say(f"grid done in {grid_time:.1f} s")
 
     certified_runs: dict[str, list[CertifiedResult]] = {}
     cert_time = 0.0
     if config.certified:
-        cert_tasks = [CertifiedTask(sources[k], loss, choices[label][j].best.params["C"],
-                                    config.certified_solver, CERTIFIED_TOL,
-                                    config.certified_time_budget,
-                                    bool(zero[loss][j]["zero_optimal"]),
-                                    config.max_train_queries)
-                      for j, k in enumerate(folds) for loss, label in LABELS.items()]
+        cert_tasks = certified_tasks(config, sources, choices, zero)
         say(f"certified optima: {len(cert_tasks)} fits ({config.certified_solver}, relative "
             f"gap {CERTIFIED_TOL:g}) at the selected C")
 
@@ -581,7 +594,8 @@ def run_fig1(config: Fig1Config, *, log: Log | None = None,
 
     return Fig1Result(
         data_dir=str(root), folds=folds, seeds=list(config.seeds),
-        grid={"C": C_grid, "eta0": eta0_grid, "T": T_grid, "ranksvm_C": ranksvm_C},
+        grid={"C": list(config.C_grid), "eta0": list(config.eta0_grid),
+              "T": list(config.T_grid), "ranksvm_C": list(config.ranksvm_C)},
         choices=choices, certified=certified_runs, zero=zero, backend=execution.backend,
         workers=execution.started_workers,
         elapsed={"grid": grid_time, "certified": cert_time, "total": grid_time + cert_time},

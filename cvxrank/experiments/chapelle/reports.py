@@ -245,10 +245,9 @@ def plot_auc_scaling(result: ScalingResult, ax: Axes | None = None) -> Axes:
     """
     from matplotlib.ticker import NullFormatter
 
-    from cvxrank.plots import new_figure
+    from cvxrank.plots import axes_or_new
 
-    if ax is None:
-        ax = new_figure(figsize=(6.0, 4.5)).add_subplot(1, 1, 1)
+    ax = axes_or_new(ax, figsize=(6.0, 4.5))
     styles = {"prsvm": {"marker": "o", "color": "tab:blue"},
               "prsvm+": {"marker": "s", "color": "tab:orange"}}
     for method in result.methods:

@@ -545,11 +545,10 @@ def run_table1(config: Table1Config, *, log: Log | None = None,
     say = log or (lambda line: None)
     tasks = table1_tasks(config, sources)
     n_cone = sum(kind == "cone" for kind, _ in tasks)
-    seeds, K_grid = list(config.seeds), list(config.K_grid)
-    sweep_variants, sweep_seeds = list(config.sweep_variants), list(config.sweep_seeds)
     say(f"{len(tasks)} tasks on the {config.execution.backend} backend: {n_cone} ConeRank "
-        f"runs of {config.passes} passes (K = {config.K}, seeds {seeds}; Fig. 3: K in "
-        f"{K_grid}, {sweep_variants}, seeds {sweep_seeds}), "
+        f"runs of {config.passes} passes (K = {config.K}, seeds {list(config.seeds)}; Fig. 3: "
+        f"K in {list(config.K_grid)}, {list(config.sweep_variants)}, seeds "
+        f"{list(config.sweep_seeds)}), "
         f"{len(folds) * len(config.ranksvm_C)} RankSVM fits"
         + (f", {len(folds)} spectra" if config.spectrum else ""))
     start = time.perf_counter()
@@ -561,6 +560,25 @@ def run_table1(config: Table1Config, *, log: Log | None = None,
     results = config.execution.run_by_kind(tasks, on_result=done, max_chunk=1,
                                            progress=progress_bar, desc="conerank-table1")
     elapsed = time.perf_counter() - start
+    choices, sweep = table1_choices(config, folds, results)
+    return Table1Result(
+        data_dir=str(root), folds=folds, seeds=list(config.seeds),
+        settings=table1_settings(config, sources), choices=choices, sweep=sweep,
+        spectrum=sorted(results.get("spectrum", []), key=lambda r: r.task.source.fold),
+        runs=[{"fold": r.task.source.fold, "variant": r.task.variant, "K": r.task.K,
+               "seed": r.task.seed, "passes": r.task.passes, "mu": r.task.mu, "time": r.time,
+               "wall_time": r.wall_time, "n_pairs": r.n_pairs, "n_queries": r.n_queries,
+               "error": r.error} for r in results.get("cone", [])],
+        backend=config.execution.backend, workers=config.execution.started_workers,
+        elapsed=elapsed, n_tasks=len(tasks), max_train_queries=config.max_train_queries)
+
+
+def table1_choices(config: Table1Config, folds: Sequence[int],
+                   results: dict[str, list[Any]]
+                   ) -> tuple[dict[str, list[Choice]], dict[str, dict[int, list[Choice]]]]:
+    """The table's choices (``{method: [Choice per fold]}``, ConeRank at ``config.K``) and
+    Fig. 3's (``{variant: {K: [Choice per fold]}}``, the sweep's seeds) from the results of
+    :func:`table1_tasks` by kind."""
     cone_results: list[ConeResult] = results.get("cone", [])
 
     def cone_choice(k: int, variant: str, kk: int, ss: Sequence[int]) -> Choice:
@@ -573,29 +591,25 @@ def run_table1(config: Table1Config, *, log: Log | None = None,
     choices[RANKSVM] = []
     for k in folds:
         for variant, label in LABELS.items():
-            choices[label].append(cone_choice(k, variant, config.K, seeds))
+            choices[label].append(cone_choice(k, variant, config.K, config.seeds))
         svm = [r for r in results.get("ranksvm", []) if r.task.source.fold == k]
         choices[RANKSVM].append(choose(RANKSVM, k, task_points(svm, RANKSVM_STATS), SELECT,
                                        time=sum(sum(x.wall_times) for x in svm)))
-    sweep = {v: {kk: [cone_choice(k, v, kk, sweep_seeds) for k in folds] for kk in K_grid}
-             for v in sweep_variants}
-    spectra = sorted(results.get("spectrum", []), key=lambda r: r.task.source.fold)
-    runs = [{"fold": r.task.source.fold, "variant": r.task.variant, "K": r.task.K,
-             "seed": r.task.seed, "passes": r.task.passes, "mu": r.task.mu, "time": r.time,
-             "wall_time": r.wall_time, "n_pairs": r.n_pairs, "n_queries": r.n_queries,
-             "error": r.error} for r in cone_results]
-    N = sources[folds[0]].load("train").n_features
+    sweep = {v: {kk: [cone_choice(k, v, kk, config.sweep_seeds) for k in folds]
+                 for kk in config.K_grid} for v in config.sweep_variants}
+    return choices, sweep
+
+
+def table1_settings(config: Table1Config,
+                    sources: dict[int, StandardizedFold]) -> dict[str, Any]:
+    """:attr:`Table1Result.settings`: the configuration's numbers, the normalization of the
+    data (N features, rho, c) and each fold's constant features."""
+    N = next(iter(sources.values())).load("train").n_features
     rho = math.sqrt(N)
-    settings = {"K": config.K, "mu": config.mu, "alpha": PAPER_ALPHA, "rho": rho,
-                "c": 2.0 * rho, "n_features": N, "passes": config.passes, "K_grid": K_grid,
-                "sweep_variants": sweep_variants, "sweep_seeds": sweep_seeds,
-                "ranksvm_C": list(config.ranksvm_C), "ranksvm_loss": RANKSVM_LOSS,
-                "ranksvm_tol": RANKSVM_TOL,
-                "constant_features": {k: [int(j) + 1 for j in
-                                          sources[k].standardization().constant]
-                                      for k in folds}}
-    return Table1Result(data_dir=str(root), folds=folds, seeds=seeds, settings=settings,
-                        choices=choices, sweep=sweep, spectrum=spectra, runs=runs,
-                        backend=config.execution.backend,
-                        workers=config.execution.started_workers, elapsed=elapsed,
-                        n_tasks=len(tasks), max_train_queries=config.max_train_queries)
+    return {"K": config.K, "mu": config.mu, "alpha": PAPER_ALPHA, "rho": rho, "c": 2.0 * rho,
+            "n_features": N, "passes": config.passes, "K_grid": list(config.K_grid),
+            "sweep_variants": list(config.sweep_variants),
+            "sweep_seeds": list(config.sweep_seeds), "ranksvm_C": list(config.ranksvm_C),
+            "ranksvm_loss": RANKSVM_LOSS, "ranksvm_tol": RANKSVM_TOL,
+            "constant_features": {k: [int(j) + 1 for j in source.standardization().constant]
+                                  for k, source in sources.items()}}

@@ -27,7 +27,7 @@ from cvxrank.experiments.rankmm_convergence.protocol import (
     ConvergenceResult,
     DualRun,
 )
-from cvxrank.plots import GUIDE_GID, GUIDE_STYLE, new_figure, plot_suboptimality
+from cvxrank.plots import GUIDE_GID, GUIDE_STYLE, axes_or_new, new_figure, plot_suboptimality
 
 #: Colors of RankMM's convergence series (the same in every figure).
 RANKMM_COLORS = {"sgp": "C0", "apg-box": "0.35", "seg": "C2", "seg-pairs": "C1",
@@ -85,8 +85,7 @@ def plot_rankmm_series(
     """
     if x not in RANKMM_X_LABELS:
         raise ValueError(f"x must be one of {', '.join(RANKMM_X_LABELS)}, got {x!r}")
-    if ax is None:
-        ax = new_figure(figsize=(6, 4), layout="constrained").add_subplot()
+    ax = axes_or_new(ax, figsize=(6, 4), layout="constrained")
     ax.set_xscale("log")
     ref = dual.reference
     for spec in dual.series():
@@ -167,6 +166,21 @@ def figure_rankmm_duals(result: ConvergenceResult) -> Figure:
     return fig
 
 
+def _compare_two(result: ConvergenceResult, dual: DualRun, keys: tuple[str, str],
+                 steps: Axes, seconds: Axes) -> None:
+    """Two series of one dual, primal only, against steps and against solver time (same y
+    axis), the first's proven rate as the guide, the second dashed on the steps panel (where
+    they coincide both stay visible), the legend on the steps panel."""
+    for ax, x in ((steps, "iteration"), (seconds, "time")):
+        plot_rankmm_series(dual, keys, x=x, ax=ax, dual_curve=False, guides=keys[:1])
+    for line in steps.get_lines():
+        if line.get_color() == RANKMM_COLORS[keys[1]] and line.get_gid() != GUIDE_GID:
+            line.set_linestyle((0, (4, 3)))
+    seconds.sharey(steps)
+    rankmm_legend(steps, dual, keys, dual_curve=False, n_seeds=len(result.seeds),
+                  loc="lower left")
+
+
 def figure_rankmm_eg(result: ConvergenceResult) -> Figure:
     """Factored (``seg``) against plain (``seg-pairs``) exponentiated gradient on RankMM-2's
     simplex dual (Sect. 3.2): per step, where the two coincide (same seeds, same iterates;
@@ -185,12 +199,7 @@ def figure_rankmm_eg(result: ConvergenceResult) -> Figure:
     keys = ("seg", "seg-pairs")
     fig = new_figure(figsize=(11.5, 4.6), layout="constrained")
     left, right = fig.subplots(1, 2)
-    for ax, x in ((left, "iteration"), (right, "time")):
-        plot_rankmm_series(dual, keys, x=x, ax=ax, dual_curve=False, guides=("seg",))
-    for line in left.get_lines():  # the plain step on top, dashed: both stay visible
-        if line.get_color() == RANKMM_COLORS["seg-pairs"] and line.get_gid() != GUIDE_GID:
-            line.set_linestyle((0, (4, 3)))
-    right.sharey(left)
+    _compare_two(result, dual, keys, left, right)
     differences = [np.max(np.abs(np.subtract(a.trace.primal, b.trace.primal))
                           / np.abs(b.trace.primal))
                    for a, b in zip(dual.runs["seg"], dual.runs["seg-pairs"], strict=True)]
@@ -200,8 +209,6 @@ def figure_rankmm_eg(result: ConvergenceResult) -> Figure:
                    f"P(w_t): {max(differences):.1e})", fontsize=9)
     right.set_title(f"per second: {1e6 * per_step['seg']:.0f} us a step factored, "
                     f"{1e6 * per_step['seg-pairs']:.0f} us plain (median)", fontsize=9)
-    rankmm_legend(left, dual, keys, dual_curve=False, n_seeds=len(result.seeds),
-                  loc="lower left")
     pairs = dual.formulation.n_pairs / dual.n_blocks
     docs = dual.formulation.data.n_documents / dual.formulation.m
     fig.suptitle(f"{_rankmm_title(result)}\nrankmm-max: factored EG, O(n_i) a step, against "
@@ -234,16 +241,9 @@ def figure_rankmm_projection(result: ConvergenceResult) -> Figure:
     keys = ("sgp-exact", "sgp-paper")
     fig = new_figure(figsize=(15.5, 4.8), layout="constrained")
     left, middle, right = fig.subplots(1, 3)
-    for ax, x in ((left, "iteration"), (middle, "time")):
-        plot_rankmm_series(dual, keys, x=x, ax=ax, dual_curve=False, guides=("sgp-exact",))
-    for line in left.get_lines():
-        if line.get_color() == RANKMM_COLORS["sgp-paper"] and line.get_gid() != GUIDE_GID:
-            line.set_linestyle((0, (4, 3)))
-    middle.sharey(left)
+    _compare_two(result, dual, keys, left, middle)
     left.set_title("per step", fontsize=9)
     middle.set_title("per second of solver time", fontsize=9)
-    rankmm_legend(left, dual, keys, dual_curve=False, n_seeds=len(result.seeds),
-                  loc="lower left")
     records = dual.projection_difference
     if records:
         steps = np.asarray(records[0]["passes"]) * dual.n_blocks
