@@ -15,8 +15,8 @@ report progress or stop early), whatever the backend:
 Tasks and results are plain data (:mod:`cvxrank.experiments.tasks`) and every task carries
 its own ``run()``, the one dispatch of every backend (a LETOR fit, a reproduction's
 stochastic run, ...); every worker process reads the files itself, once
-(:mod:`cvxrank.experiments.sources`). So that it reads as few
-as possible, the pool backends send *chunks* of tasks that share their data
+(:mod:`cvxrank.experiments.sources`). So that it reads as few as possible, the pool
+backends send *chunks* of tasks that share their data
 (:func:`plan_chunks`): a worker runs every grid point of a fold in one go. Every backend
 runs its tasks with ``blas_threads`` BLAS threads per process (default one:
 :func:`~cvxrank.threads.blas_threads`), which also makes the floating-point results, and so

@@ -11,7 +11,8 @@ before anything runs and the run function reads the configuration and nothing el
   :attr:`~ExperimentConfig.QUICK` values, under the options given explicitly), and
   :meth:`~ExperimentConfig.check_data`, the check of the input files before anything runs.
 * :class:`LetorConfig`: the options of a reproduction on LETOR folds (folder, folds, the
-  first training queries only, where the tasks run).
+  first training queries only, where the tasks run) and the checked folds' data sources
+  (:meth:`LetorConfig.fold_sources`).
 * :func:`check_grid`, :func:`check_positive_int`, :func:`check_seeds`,
   :func:`check_sequential`, :func:`increasing`: the checks and the normalization the
   configurations share.
@@ -27,10 +28,11 @@ from typing import Any, ClassVar, TypeVar
 
 from cvxrank.experiments.backends import Execution
 from cvxrank.experiments.letor import check_letor_dir, find_folds
-from cvxrank.experiments.sources import LETOR_SPLITS
+from cvxrank.experiments.sources import LETOR_SPLITS, LetorFold
 
 C = TypeVar("C", bound="ExperimentConfig")
 T = TypeVar("T", int, float)
+S = TypeVar("S")
 
 
 class ExperimentConfig:
@@ -159,3 +161,10 @@ class LetorConfig(ExperimentConfig):
         """
         folds = find_folds(self.data) if self.folds is None else list(self.folds)
         return check_letor_dir(self.data, folds, self.SPLITS), folds
+
+    def fold_sources(self, source: Callable[[str, int], S] = LetorFold,
+                     ) -> tuple[Path, dict[int, S]]:
+        """The checked folder and one data source per fold, ``source(root, k)`` with the
+        folder's resolved path (:meth:`letor_folds`)."""
+        root, folds = self.letor_folds()
+        return root, {k: source(str(root.resolve()), k) for k in folds}

@@ -105,69 +105,6 @@ RANKSVM_STATS = {
 }
 
 
-# -- configuration -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Fig1Config(LetorConfig):
-    """Every option of :func:`run_fig1` (beside :class:`~cvxrank.experiments.config.
-    LetorConfig`'s folder, folds, training queries and execution).
-
-    Attributes
-    ----------
-    seeds : tuple of int
-        Seeds of the stochastic runs; a grid point's measures are their mean.
-    C_grid, eta0_grid, T_grid : tuples
-        The paper's grids by default (one run of ``max(T_grid)`` steps serves every T).
-    ranksvm_C : tuple of float
-        The RankSVM baseline's C grid.
-    certified : bool
-        Also fit each RankMM at its certified optimum for the selected C.
-    certified_solver : str
-        The solver of those fits (``"auto"``: :func:`cvxrank.fitting.default_solver`).
-    certified_time_budget : float or None
-        Solver seconds per certified fit (None: the solver's own limits).
-
-    Raises
-    ------
-    ValueError
-        For an empty grid, a value that is not finite and positive, a T grid without a
-        common record interval, negative seeds, an unknown certified solver, bad training
-        queries or backend options.
-    """
-
-    #: ``--quick``: C = 10, two eta0, T in 100 250, one RankSVM C, the first 20 training
-    #: queries.
-    QUICK: ClassVar[dict[str, Any]] = {"C_grid": (10.0,), "eta0_grid": (1e-3, 1e-2),
-                                       "T_grid": (100, 250), "ranksvm_C": (1e-4,),
-                                       "max_train_queries": 20}
-
-    seeds: tuple[int, ...] = (0,)
-    C_grid: tuple[float, ...] = C_GRID
-    eta0_grid: tuple[float, ...] = ETA0_GRID
-    T_grid: tuple[int, ...] = T_GRID
-    ranksvm_C: tuple[float, ...] = RANKSVM_C_GRID
-    certified: bool = True
-    certified_solver: str = "auto"
-    certified_time_budget: float | None = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name, values in (("C", self.C_grid), ("eta0", self.eta0_grid), ("T", self.T_grid),
-                             ("RankSVM C", self.ranksvm_C)):
-            check_grid(name, values)
-        record_interval([int(t) for t in self.T_grid])
-        check_seeds(self.seeds)
-        from cvxrank.fitting import available_solvers
-
-        known = available_solvers()
-        solver = self.certified_solver.lower()
-        if solver != "auto" and solver not in known:
-            raise ValueError(f"unknown certified solver {self.certified_solver!r}; expected "
-                             f"auto or one of {', '.join(known)}")
-        normalize(self, seeds=increasing(self.seeds, int), C_grid=increasing(self.C_grid),
-                  eta0_grid=increasing(self.eta0_grid), T_grid=increasing(self.T_grid, int),
-                  ranksvm_C=increasing(self.ranksvm_C))
-
-
 # -- tasks -------------------------------------------------------------------------------
 def _evaluate(source: LetorFold, w: np.ndarray, d: int) -> dict[str, dict[str, float]]:
     """The scores ``X @ w[:d]`` on ``vali.txt`` and ``test.txt`` (``letor3``)."""
@@ -483,6 +420,68 @@ class Fig1Result:
         }
 
 
+@dataclass(frozen=True)
+class Fig1Config(LetorConfig):
+    """Every option of :func:`run_fig1` (beside :class:`~cvxrank.experiments.config.
+    LetorConfig`'s folder, folds, training queries and execution).
+
+    Attributes
+    ----------
+    seeds : tuple of int
+        Seeds of the stochastic runs; a grid point's measures are their mean.
+    C_grid, eta0_grid, T_grid : tuples
+        The paper's grids by default (one run of ``max(T_grid)`` steps serves every T).
+    ranksvm_C : tuple of float
+        The RankSVM baseline's C grid.
+    certified : bool
+        Also fit each RankMM at its certified optimum for the selected C.
+    certified_solver : str
+        The solver of those fits (``"auto"``: :func:`cvxrank.fitting.default_solver`).
+    certified_time_budget : float or None
+        Solver seconds per certified fit (None: the solver's own limits).
+
+    Raises
+    ------
+    ValueError
+        For an empty grid, a value that is not finite and positive, a T grid without a
+        common record interval, negative seeds, an unknown certified solver, bad training
+        queries or backend options.
+    """
+
+    #: ``--quick``: C = 10, two eta0, T in 100 250, one RankSVM C, the first 20 training
+    #: queries.
+    QUICK: ClassVar[dict[str, Any]] = {"C_grid": (10.0,), "eta0_grid": (1e-3, 1e-2),
+                                       "T_grid": (100, 250), "ranksvm_C": (1e-4,),
+                                       "max_train_queries": 20}
+
+    seeds: tuple[int, ...] = (0,)
+    C_grid: tuple[float, ...] = C_GRID
+    eta0_grid: tuple[float, ...] = ETA0_GRID
+    T_grid: tuple[int, ...] = T_GRID
+    ranksvm_C: tuple[float, ...] = RANKSVM_C_GRID
+    certified: bool = True
+    certified_solver: str = "auto"
+    certified_time_budget: float | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, values in (("C", self.C_grid), ("eta0", self.eta0_grid), ("T", self.T_grid),
+                             ("RankSVM C", self.ranksvm_C)):
+            check_grid(name, values)
+        record_interval([int(t) for t in self.T_grid])
+        check_seeds(self.seeds)
+        from cvxrank.fitting import available_solvers
+
+        known = available_solvers()
+        solver = self.certified_solver.lower()
+        if solver != "auto" and solver not in known:
+            raise ValueError(f"unknown certified solver {self.certified_solver!r}; expected "
+                             f"auto or one of {', '.join(known)}")
+        normalize(self, seeds=increasing(self.seeds, int), C_grid=increasing(self.C_grid),
+                  eta0_grid=increasing(self.eta0_grid), T_grid=increasing(self.T_grid, int),
+                  ranksvm_C=increasing(self.ranksvm_C))
+
+
 def grid_tasks(config: Fig1Config, sources: dict[int, LetorFold]) -> list[tuple[str, Any]]:
     """The ``(kind, task)`` pairs of the grid, fold-major (so that a worker runs one fold's
     tasks together): the zero tests, the stochastic runs, the RankSVM fits."""
@@ -557,8 +556,8 @@ def run_fig1(config: Fig1Config, *, log: Log | None = None,
     CvxrankError
         For a malformed data file, or when every point of a fold failed.
     """
-    root, folds = config.letor_folds()
-    sources = {k: LetorFold(str(root.resolve()), k) for k in folds}
+    root, sources = config.fold_sources()
+    folds = list(sources)
     say = log or (lambda line: None)
     execution = config.execution
     tasks = grid_tasks(config, sources)

@@ -101,85 +101,6 @@ STATS = ("objective",)
 RANKSVM_STATS = {"objective": lambda r: r.run.objective}
 
 
-# -- configuration -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Table1Config(LetorConfig):
-    """Every option of :func:`run_table1` (beside :class:`~cvxrank.experiments.config.
-    LetorConfig`'s folder, folds, training queries and execution).
-
-    Attributes
-    ----------
-    seeds : tuple of int
-        Seeds of the table's ConeRank runs; a pass's measures are their mean.
-    K : int
-        Basis vectors of the table's ConeRank (the paper: 10).
-    mu_sg, mu_eg : float
-        The steps of ConeRank-SG and ConeRank-EG (default the paper's 0.001 and 0.005).
-    passes : int
-        Passes of every run; the number of passes is selected in 1..passes.
-    K_grid : tuple of int
-        Fig. 3's K axis (empty: no sweep).
-    sweep_variants : tuple of str
-        Variants run at every K of ``K_grid`` (none without a ``K_grid``).
-    sweep_all_seeds : bool
-        Run the sweep with every seed (default: the first seed only).
-    ranksvm_C : tuple of float
-        The hinge RankSVM's C grid.
-    spectrum : bool
-        Compute Fig. 4.
-
-    Raises
-    ------
-    ValueError
-        Naming a bad option (K, passes, K grid, seeds, steps, C grid, variants, training
-        queries, backend).
-    """
-
-    #: ``--quick``: 3 passes, K in 2 4, two C, the first 50 training queries.
-    QUICK: ClassVar[dict[str, Any]] = {"passes": 3, "K_grid": (2, 4), "ranksvm_C": (1e-2, 1.0),
-                                       "max_train_queries": 50}
-
-    seeds: tuple[int, ...] = (0,)
-    K: int = PAPER_K
-    mu_sg: float = PAPER_MU["sg"]
-    mu_eg: float = PAPER_MU["eg"]
-    passes: int = PASSES
-    K_grid: tuple[int, ...] = K_GRID
-    sweep_variants: tuple[str, ...] = SWEEP_VARIANTS
-    sweep_all_seeds: bool = False
-    ranksvm_C: tuple[float, ...] = RANKSVM_C_GRID
-    spectrum: bool = True
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name, value in [("K", self.K), ("passes", self.passes)] + [("K grid", k) for k
-                                                                        in self.K_grid]:
-            check_positive_int(name, value)
-        check_seeds(self.seeds)
-        for variant, step in self.mu.items():
-            if not (math.isfinite(step) and step > 0):
-                raise ValueError(f"mu ({variant}) must be finite and > 0, got {step}")
-        check_grid("RankSVM C", self.ranksvm_C)
-        unknown = [v for v in self.sweep_variants if v not in LABELS]
-        if unknown:
-            raise ValueError(f"unknown sweep variant {unknown[0]!r}; expected sg or eg")
-        K_grid = increasing(self.K_grid, int)
-        normalize(self, seeds=increasing(self.seeds, int), K_grid=K_grid,
-                  ranksvm_C=increasing(self.ranksvm_C),
-                  sweep_variants=tuple(v for v in LABELS if v in set(self.sweep_variants))
-                  if K_grid else ())
-
-    @property
-    def mu(self) -> dict[str, float]:
-        """``{"sg": mu_sg, "eg": mu_eg}``."""
-        return {"sg": self.mu_sg, "eg": self.mu_eg}
-
-    @property
-    def sweep_seeds(self) -> tuple[int, ...]:
-        """The seeds of Fig. 3's sweep."""
-        return self.seeds if self.sweep_all_seeds else self.seeds[:1]
-
-
 # -- tasks -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ConeTask:
@@ -486,6 +407,84 @@ class Table1Result:
         }
 
 
+@dataclass(frozen=True)
+class Table1Config(LetorConfig):
+    """Every option of :func:`run_table1` (beside :class:`~cvxrank.experiments.config.
+    LetorConfig`'s folder, folds, training queries and execution).
+
+    Attributes
+    ----------
+    seeds : tuple of int
+        Seeds of the table's ConeRank runs; a pass's measures are their mean.
+    K : int
+        Basis vectors of the table's ConeRank (the paper: 10).
+    mu_sg, mu_eg : float
+        The steps of ConeRank-SG and ConeRank-EG (default the paper's 0.001 and 0.005).
+    passes : int
+        Passes of every run; the number of passes is selected in 1..passes.
+    K_grid : tuple of int
+        Fig. 3's K axis (empty: no sweep).
+    sweep_variants : tuple of str
+        Variants run at every K of ``K_grid`` (none without a ``K_grid``).
+    sweep_all_seeds : bool
+        Run the sweep with every seed (default: the first seed only).
+    ranksvm_C : tuple of float
+        The hinge RankSVM's C grid.
+    spectrum : bool
+        Compute Fig. 4.
+
+    Raises
+    ------
+    ValueError
+        Naming a bad option (K, passes, K grid, seeds, steps, C grid, variants, training
+        queries, backend).
+    """
+
+    #: ``--quick``: 3 passes, K in 2 4, two C, the first 50 training queries.
+    QUICK: ClassVar[dict[str, Any]] = {"passes": 3, "K_grid": (2, 4), "ranksvm_C": (1e-2, 1.0),
+                                       "max_train_queries": 50}
+
+    seeds: tuple[int, ...] = (0,)
+    K: int = PAPER_K
+    mu_sg: float = PAPER_MU["sg"]
+    mu_eg: float = PAPER_MU["eg"]
+    passes: int = PASSES
+    K_grid: tuple[int, ...] = K_GRID
+    sweep_variants: tuple[str, ...] = SWEEP_VARIANTS
+    sweep_all_seeds: bool = False
+    ranksvm_C: tuple[float, ...] = RANKSVM_C_GRID
+    spectrum: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, value in [("K", self.K), ("passes", self.passes)] + [("K grid", k) for k
+                                                                        in self.K_grid]:
+            check_positive_int(name, value)
+        check_seeds(self.seeds)
+        for variant, step in self.mu.items():
+            if not (math.isfinite(step) and step > 0):
+                raise ValueError(f"mu ({variant}) must be finite and > 0, got {step}")
+        check_grid("RankSVM C", self.ranksvm_C)
+        unknown = [v for v in self.sweep_variants if v not in LABELS]
+        if unknown:
+            raise ValueError(f"unknown sweep variant {unknown[0]!r}; expected sg or eg")
+        K_grid = increasing(self.K_grid, int)
+        normalize(self, seeds=increasing(self.seeds, int), K_grid=K_grid,
+                  ranksvm_C=increasing(self.ranksvm_C),
+                  sweep_variants=tuple(v for v in LABELS if v in set(self.sweep_variants))
+                  if K_grid else ())
+
+    @property
+    def mu(self) -> dict[str, float]:
+        """``{"sg": mu_sg, "eg": mu_eg}``."""
+        return {"sg": self.mu_sg, "eg": self.mu_eg}
+
+    @property
+    def sweep_seeds(self) -> tuple[int, ...]:
+        """The seeds of Fig. 3's sweep."""
+        return self.seeds if self.sweep_all_seeds else self.seeds[:1]
+
+
 def table1_tasks(config: Table1Config,
                  sources: dict[int, StandardizedFold]) -> list[tuple[str, Any]]:
     """The ``(kind, task)`` pairs of :func:`run_table1`, fold-major: every (fold, variant,
@@ -540,8 +539,8 @@ def run_table1(config: Table1Config, *, log: Log | None = None,
     CvxrankError
         For a malformed data file, or when every point of a fold failed.
     """
-    root, folds = config.letor_folds()
-    sources = {k: StandardizedFold(str(root.resolve()), k) for k in folds}
+    root, sources = config.fold_sources(StandardizedFold)
+    folds = list(sources)
     say = log or (lambda line: None)
     tasks = table1_tasks(config, sources)
     n_cone = sum(kind == "cone" for kind, _ in tasks)
