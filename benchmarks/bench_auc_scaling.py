@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 
 from _common import (
     add_common_args,
@@ -46,7 +47,14 @@ from _common import (
 
 from cvxrank.data import count_pairs
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS
-from cvxrank.experiments.chapelle.fig3 import FIG3_C0, ScalingResult, auc_data, run_fig3
+from cvxrank.experiments.backends import Execution
+from cvxrank.experiments.chapelle.fig3 import (
+    FIG3_C0,
+    Fig3Config,
+    ScalingResult,
+    auc_data,
+    run_fig3,
+)
 from cvxrank.experiments.chapelle.reports import fig3_markdown
 from cvxrank.experiments.timing import fitted_slope
 
@@ -74,12 +82,11 @@ def main() -> None:
     warm_up()
     progress = lambda line: print("  " + line, flush=True)  # noqa: E731
     start = time.perf_counter()
-    per_pair = run_fig3(SIZES, d=args.d, c0=FIG3_C0, max_pairs=args.max_pairs,
-                        repeat=args.repeat, measure_memory=True,
-                        n_blas_threads=args.blas_threads, progress=progress)
+    config = Fig3Config(sizes=SIZES, d=args.d, c0=FIG3_C0, max_pairs=args.max_pairs,
+                        repeat=args.repeat, execution=Execution(blas_threads=args.blas_threads))
+    per_pair = run_fig3(replace(config, measure_memory=True), log=progress)
     c_fixed = FIG3_C0 / int(count_pairs(auc_data(SIZES[0], d=args.d)).sum())
-    fixed = run_fig3(SIZES, d=args.d, C=c_fixed, max_pairs=args.max_pairs,
-                     repeat=args.repeat, n_blas_threads=args.blas_threads, progress=progress)
+    fixed = run_fig3(replace(config, C=c_fixed), log=progress)
     elapsed = time.perf_counter() - start
 
     print(f"\n## C = {FIG3_C0:g} / p (C p constant)\n")

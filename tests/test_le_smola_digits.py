@@ -23,14 +23,14 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict, str]
 def test_quick_cli_writes_finite_table(quick_run, capsys) -> None:
     code, result, out = quick_run
     assert code == 0
-    assert result["targets"] == list(dg.QUICK["targets"])
-    assert result["n_folds"] == dg.QUICK["n_folds"]
+    assert result["targets"] == list(QUICK["targets"])
+    assert result["n_folds"] == QUICK["n_folds"]
     labels = {m["label"] for m in result["methods"]}
     assert labels == {"DORM NDCG@10", "DORM Prec@10", "RankSVM (hinge)", "LinearSVC"}
     for target in result["targets_detail"]:
         assert len(target["methods"]) == 4
         for m in target["methods"]:
-            assert len(m["test_per_query"]) == dg.QUICK["n_test_queries"]
+            assert len(m["test_per_query"]) == QUICK["n_test_queries"]
             grid = next(x["C_grid"] for x in result["methods"] if x["label"] == m["method"])
             assert m["selected_C"] in grid
             for v in (m["test_mean"], m["test_std"], *m["test_per_query"],
@@ -47,8 +47,8 @@ def test_quick_dorm_beats_random_scorer(quick_run) -> None:
     """A broken fit (w = 0, or a wrong sign) would sit at the chance level (about 5-10)."""
     _, result, _ = quick_run
     for target in result["targets_detail"]:
-        source = dg.DigitsSource(0, target["target"], dg.QUICK["n_train_queries"],
-                                 dg.QUICK["n_test_queries"])
+        source = dg.DigitsSource(0, target["target"], QUICK["n_train_queries"],
+                                 QUICK["n_test_queries"])
         test = dg.load_queries(source).test
         rng = np.random.default_rng(1)
         random = np.mean([np.mean(dg.ndcg_per_query(test, rng.standard_normal(
@@ -67,8 +67,11 @@ def test_pools_disjoint_and_stratified() -> None:
     assert np.all(np.abs(np.bincount(labels[train]) - np.bincount(labels[test])) <= 1)
 
 
+QUICK = dg.DigitsConfig.QUICK
+
+
 @pytest.mark.parametrize("sizes", [(dg.N_QUERIES, dg.N_QUERIES),
-                                   (dg.QUICK["n_train_queries"], dg.QUICK["n_test_queries"])])
+                                   (QUICK["n_train_queries"], QUICK["n_test_queries"])])
 def test_queries_relevance_and_sampling(sizes) -> None:
     n_train, n_test = sizes
     source = dg.DigitsSource(3, 7, n_train, n_test)
@@ -111,4 +114,4 @@ def test_bad_options_exit_2(tmp_path, capsys) -> None:
     assert main(["reproduce", "le-smola-digits", "--folds", "1", "--quick",
                  "--out", str(tmp_path)]) == 2
     with pytest.raises(ValueError, match="folds"):
-        dg.run_digits(targets=[0], n_train_queries=4, n_folds=5)
+        dg.DigitsConfig(targets=[0], n_train_queries=4, n_folds=5)

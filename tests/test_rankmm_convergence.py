@@ -15,10 +15,10 @@ import pytest
 from cvxrank import plots
 from cvxrank.cli.main import main as cli_main
 from cvxrank.data import make_synthetic, write_svmlight
-from cvxrank.experiments.rankmm_convergence import (
+from cvxrank.experiments.rankmm_convergence import figures
+from cvxrank.experiments.rankmm_convergence.protocol import SERIES, run_convergence
+from cvxrank.experiments.rankmm_convergence.report import (
     FIGURES,
-    SERIES,
-    run_convergence,
     summary_markdown,
     write_convergence,
 )
@@ -94,7 +94,7 @@ def test_figures_and_csvs(result, tmp_path) -> None:
     with files["rankmm-projection.csv"].open() as handle:
         series = {r["series"] for r in csv.DictReader(handle)}
     assert series == {"sgp-exact", "sgp-paper", "difference"}
-    fig = plots.figure_rankmm_duals(result)
+    fig = figures.figure_rankmm_duals(result)
     axes = fig.get_axes()
     assert len(axes) == 6
     assert all(ax.get_xscale() == "log" and ax.get_yscale() == "log" for ax in axes)
@@ -104,7 +104,7 @@ def test_figures_and_csvs(result, tmp_path) -> None:
 
 def test_plot_series_validates_x(result) -> None:
     with pytest.raises(ValueError, match="x must be one of"):
-        plots.plot_rankmm_series(result.duals["max"], ["seg"], x="epoch")
+        figures.plot_rankmm_series(result.duals["max"], ["seg"], x="epoch")
 
 
 @pytest.mark.parametrize("kwargs, message", [

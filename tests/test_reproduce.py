@@ -12,9 +12,9 @@ import pytest
 import cvxrank.cli.main as cli_main
 from cvxrank.data import count_pairs, read_letor_fold
 from cvxrank.experiments.chapelle import DEFAULT_C, fig3, reports, table3
+from cvxrank.experiments.chapelle.reports import plot_auc_scaling
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import evaluate
-from cvxrank.plots import plot_auc_scaling
 from cvxrank.reference import solve_reference
 
 OHSUMED = Path("letor3_ohsumed") / "QueryLevelNorm"
@@ -29,7 +29,8 @@ def cli():
 @pytest.fixture(scope="module")
 def table3_slice(shared_data: Path) -> table3.Table3Result:
     """Table 3 on folds 1 and 2, trained on each fold's first three queries."""
-    return table3.run_table3(shared_data / OHSUMED, folds=(1, 2), max_train_queries=3)
+    return table3.run_table3(table3.Table3Config(data=shared_data / OHSUMED, folds=(1, 2),
+                                                 max_train_queries=3))
 
 
 def test_table3_methods_agree_and_ndcg_is_evaluate(table3_slice, shared_data) -> None:
@@ -68,7 +69,8 @@ def test_table3_methods_agree_and_ndcg_is_evaluate(table3_slice, shared_data) ->
 
 def test_table3_objective_is_the_certified_optimum(shared_data) -> None:
     """On two queries of fold 1 the three methods reach the CVXPY p* (Clarabel)."""
-    result = table3.run_table3(shared_data / OHSUMED, folds=(1,), max_train_queries=2)
+    result = table3.run_table3(table3.Table3Config(data=shared_data / OHSUMED, folds=(1,),
+                                                   max_train_queries=2))
     train = read_letor_fold(shared_data / OHSUMED, 1, splits=("train",))["train"]
     f = RankSVM(train.subset([0, 1]), C=DEFAULT_C, loss="squared_hinge")
     p_star = solve_reference(f, "CLARABEL", cache=False).p_star
@@ -87,8 +89,8 @@ def test_table3_files(table3_slice, tmp_path) -> None:
 
 
 def test_fig3_tiny_sizes_refuses_prsvm_above_the_pair_limit(tmp_path) -> None:
-    result = fig3.run_fig3((60, 120, 240), max_pairs=2000, repeat=1, min_time=0.0,
-                         measure_memory=True)
+    result = fig3.run_fig3(fig3.Fig3Config(sizes=(60, 120, 240), max_pairs=2000, repeat=1,
+                                           min_time=0.0, measure_memory=True))
     assert result.sizes == [60, 120, 240]
     assert len(result.runs) == 6
     prsvm = result.runs_of("prsvm")
@@ -127,12 +129,13 @@ def test_fig3_tiny_sizes_refuses_prsvm_above_the_pair_limit(tmp_path) -> None:
 
 
 def test_fig3_fixed_c() -> None:
-    result = fig3.run_fig3((40, 80), C=1e-3, repeat=1, min_time=0.0, methods=("prsvm+",))
+    result = fig3.run_fig3(fig3.Fig3Config(sizes=(40, 80), C=1e-3, repeat=1, min_time=0.0,
+                                           methods=("prsvm+",)))
     assert result.c_mode == "fixed" and {r.C for r in result.runs} == {1e-3}
     with pytest.raises(ValueError, match="sizes"):
-        fig3.run_fig3((2, 50))
+        fig3.Fig3Config(sizes=(2, 50))
     with pytest.raises(ValueError, match="methods"):
-        fig3.run_fig3((50,), methods=("svmlight",))
+        fig3.Fig3Config(sizes=(50,), methods=("svmlight",))
 
 
 def test_cli_missing_folder_exits_2_with_one_line(cli, tmp_path, capsys) -> None:

@@ -19,6 +19,7 @@ from cvxrank.experiments.agarwal_collins.snapshots import (
     solve_stochastic,
 )
 from cvxrank.experiments.agarwal_collins.zero_optimality import zero_optimality
+from cvxrank.experiments.backends import Execution
 from cvxrank.formulations.rankmm import RankMM
 from cvxrank.metrics import evaluate
 from cvxrank.reference import solve_reference
@@ -136,8 +137,8 @@ def test_zero_test_against_certified_optima(loss) -> None:
 # -- the protocol ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def small_result(letor_dir) -> protocol.Fig1Result:
-    return protocol.run_fig1(letor_dir, seeds=(0, 1), certified_solver="clarabel",
-                             **SMALL_GRID)
+    return protocol.run_fig1(protocol.Fig1Config(data=letor_dir, seeds=(0, 1),
+                                                 certified_solver="clarabel", **SMALL_GRID))
 
 
 def test_protocol_selects_by_validation_map_and_averages_folds(small_result, letor_dir) -> None:
@@ -161,7 +162,7 @@ def test_protocol_selects_by_validation_map_and_averages_folds(small_result, let
     for seed in (0, 1):
         task = protocol.StochasticTask(protocol.LetorFold(str(letor_dir), 1), "average",
                                        params["C"], params["eta0"], seed, (20, 50))
-        tests.append(protocol.run_stochastic(task).measures[50]["test"]["map"])
+        tests.append(task.run().measures[50]["test"]["map"])
     assert c.points[3].measures["test"]["map"] == pytest.approx(np.mean(tests), rel=1e-12)
 
 
@@ -195,8 +196,9 @@ def test_report_files(small_result, tmp_path) -> None:
 
 
 def test_processes_backend_gives_the_same_selections(small_result, letor_dir) -> None:
-    other = protocol.run_fig1(letor_dir, seeds=(0, 1), certified=False, backend="processes",
-                              workers=2, **SMALL_GRID)
+    other = protocol.run_fig1(protocol.Fig1Config(
+        data=letor_dir, seeds=(0, 1), certified=False,
+        execution=Execution(backend="processes", workers=2), **SMALL_GRID))
     for method, choices in small_result.choices.items():
         assert [c.best.params for c in choices] == [c.best.params
                                                     for c in other.choices[method]]

@@ -45,7 +45,7 @@ def letor_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def small_result(letor_dir) -> protocol.Table1Result:
-    return protocol.run_table1(letor_dir, seeds=(0, 1), **SMALL)
+    return protocol.run_table1(protocol.Table1Config(data=letor_dir, seeds=(0, 1), **SMALL))
 
 
 # -- z-scoring ---------------------------------------------------------------------------
@@ -122,7 +122,7 @@ def test_protocol_selects_passes_by_validation_map(small_result, letor_dir) -> N
             assert [p.params["passes"] for p in c.points] == [1, 2, 3]
             vali = [p.measures["vali"]["map"] for p in c.points]
             assert c.selected == int(np.argmax(vali))  # the first of the largest
-            assert c.best.n_runs == 2 and c.K == 3
+            assert c.best.n_runs == 2 and c.setting == {"K": 3}
             # the selected point's test measures are the mean over the seeds of the basis
             # after that many passes, scored by the linear scorer
             src = StandardizedFold(str(Path(letor_dir).resolve()), c.fold)
@@ -190,13 +190,13 @@ def test_reports_are_written(small_result, tmp_path) -> None:
 
 def test_bad_options_are_refused(letor_dir) -> None:
     with pytest.raises(ValueError, match="passes"):
-        protocol.run_table1(letor_dir, passes=0)
+        protocol.Table1Config(data=letor_dir, passes=0)
     with pytest.raises(ValueError, match="mu"):
-        protocol.run_table1(letor_dir, mu={"sg": -1.0})
+        protocol.Table1Config(data=letor_dir, mu_sg=-1.0)
     with pytest.raises(ValueError, match="variant"):
-        protocol.run_table1(letor_dir, sweep_variants=("xx",))
+        protocol.Table1Config(data=letor_dir, sweep_variants=("xx",))
     with pytest.raises(FileNotFoundError):
-        protocol.run_table1(Path(letor_dir) / "nowhere")
+        protocol.run_table1(protocol.Table1Config(data=Path(letor_dir) / "nowhere"))
 
 
 # -- CLI ---------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 import cvxrank.cli.main as cli_main
 from cvxrank.data import make_synthetic, write_svmlight
-from cvxrank.experiments.le_smola import QUICK, protocol, report
+from cvxrank.experiments.le_smola import protocol, report
 from cvxrank.experiments.tasks import run_task
 
 
@@ -30,14 +30,20 @@ def letor_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def specs() -> list[protocol.MethodSpec]:
-    return protocol.method_specs(dorm_variants=("power-0.5", "log"), dorm_C=(1.0, 10.0),
-                                 svmmap_C=(1.0, 100.0), ranksvm_C=(1e-2, 1.0))
+def config(letor_dir) -> protocol.LeSmolaConfig:
+    return protocol.LeSmolaConfig(data=letor_dir, dorm_variants=("power-0.5", "log"),
+                                  dorm_C=(1.0, 10.0), svmmap_C=(1.0, 100.0),
+                                  ranksvm_C=(1e-2, 1.0))
 
 
 @pytest.fixture(scope="module")
-def result(letor_dir, specs) -> protocol.LeSmolaResult:
-    return protocol.run_le_smola(letor_dir, specs=specs)
+def specs(config) -> list[protocol.MethodSpec]:
+    return config.specs()
+
+
+@pytest.fixture(scope="module")
+def result(config) -> protocol.LeSmolaResult:
+    return protocol.run_le_smola(config)
 
 
 def test_specs_pass_dorm_c_to_the_formulation(letor_dir, specs) -> None:
@@ -49,7 +55,7 @@ def test_specs_pass_dorm_c_to_the_formulation(letor_dir, specs) -> None:
     r = run_task(dorm[2])
     assert r.ok and r.run.formulation.startswith("dorm")
     with pytest.raises(ValueError, match="unknown DORM variant"):
-        protocol.method_specs(dorm_variants=("cubic",))
+        protocol.LeSmolaConfig(data=letor_dir, dorm_variants=("cubic",))
     with pytest.raises(ValueError, match="finite and > 0"):
         protocol.method_specs(svmmap_C=(0.0,))
 
@@ -92,7 +98,8 @@ def test_cli_quick(letor_dir, tmp_path, capsys) -> None:
                           "--select", "ndcg@10", "--out", str(tmp_path), "--json"])
     assert code == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["select"] == "ndcg@10" and data["max_train_queries"] == QUICK["max_train_queries"]
+    assert data["select"] == "ndcg@10" and data["max_train_queries"] == (
+        protocol.LeSmolaConfig.QUICK["max_train_queries"])
     assert [m["method"] for m in data["methods"]] == ["dorm", "svmmap", "ranksvm"]
     assert (tmp_path / "le-smola-ohsumed.md").is_file()
     assert cli_main.main(["reproduce", "le-smola-ohsumed", "--data", str(tmp_path / "none"),

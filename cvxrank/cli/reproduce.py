@@ -11,7 +11,7 @@ Usage::
     cvxrank reproduce agarwal-collins-fig1 --data DIR [--folds 1 2 3 4 5] [--seeds 0]
         [--C ...] [--eta0 ...] [--T ...] [--ranksvm-C ...] [--no-certified]
         [--certified-solver auto] [--certified-time-budget S] [--max-train-queries N]
-        [--backend sequential|processes|dask] [--workers N] [--scheduler ADDRESS]
+        [--quick] [--backend sequential|processes|dask] [--workers N] [--scheduler ADDRESS]
         [--out results/agarwal-collins-fig1] [--blas-threads 1] [--verbose] [--json]
     cvxrank reproduce conerank-table1 --data DIR [--folds 1 2 3 4 5] [--seeds 0] [--K 10]
         [--passes 40] [--mu-sg 0.001] [--mu-eg 0.005] [--sweep-K 2 5 10 15 20 30 46]
@@ -47,8 +47,9 @@ build more than ``--max-pairs`` pairs), with Newton and CG iteration counts per 
 paper's stochastic solvers over its grid (C, eta0, T), selected per fold by validation MAP,
 beside the hinge RankSVM, plus each RankMM at its certified optimum for the selected C and
 the exact test of whether w = 0 is optimal (:mod:`cvxrank.experiments.agarwal_collins`).
-Writes ``agarwal-collins-fig1.{md,csv,json,png}`` and ``agarwal-collins-fig1-points.csv``
-into ``--out``.
+``--quick`` is a small run for checks (C = 10, eta0 in 1e-3 1e-2, T in 100 250, RankSVM
+C = 1e-4, the first 20 training queries). Writes ``agarwal-collins-fig1.{md,csv,json,png}``
+and ``agarwal-collins-fig1-points.csv`` into ``--out``.
 
 ``conerank-table1`` is Tran & Pham (ConeRank), Sect. 6: Table 1's MQ2008 columns (ConeRank-SG,
 ConeRank-EG at K = 10 with the paper's steps, and the hinge RankSVM, on z-scored LETOR 4.0
@@ -60,9 +61,14 @@ K) and Fig. 4's (the spectrum of the normalized ordered pair differences) on MQ2
 ``conerank-table1-points.csv``, ``conerank-runs.csv``, ``conerank-passes.png`` and
 ``conerank-fig3.{csv,png}``, ``conerank-fig4.{csv,png}`` into ``--out``.
 
-All print the markdown table (``--json``: one JSON object, the result and the files
-written). ``--verbose`` reports progress on stderr. Timings run with one BLAS thread by
-default (``--blas-threads 0`` keeps the library's default).
+Each experiment runs from one frozen configuration (``Table1Config``, ``Fig1Config``, ...
+beside its run function in :mod:`cvxrank.experiments`) that :func:`config_from` builds from
+the options: an option's ``dest`` is the configuration's field, ``--quick`` starts from the
+configuration's quick preset, the options given explicitly win, and the backend options
+make its :class:`~cvxrank.experiments.backends.Execution`; :func:`reproduce` checks the data,
+runs it, writes and prints. All print the markdown table (``--json``: one JSON object, the
+result and the files written). ``--verbose`` reports progress on stderr. Timings run with
+one BLAS thread by default (``--blas-threads 0`` keeps the library's default).
 
 Exit codes: 0 on success; 2 for bad input (a missing folder or fold file, a malformed data
 file, C <= 0, an output path that is not a directory), with one line
@@ -72,10 +78,11 @@ file, C <= 0, an output path that is not a directory), with one line
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cvxrank.cli.common import (
     add_json_flag,
@@ -86,6 +93,12 @@ from cvxrank.cli.common import (
     positive_float,
     positive_int,
 )
+
+if TYPE_CHECKING:
+    from cvxrank.experiments.backends import Execution
+    from cvxrank.experiments.config import ExperimentConfig
+
+C = TypeVar("C", bound="ExperimentConfig")
 
 #: Default output folders (relative to the current directory).
 TABLE3_OUT = "results/chapelle-table3"
@@ -123,8 +136,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="C of the paper's eq. (1), (1/2)||w||^2 + C sum_pairs loss "
                     f"(default {ch.DEFAULT_C:g}: the published code multiplies the loss term by "
                     f"C/2, so its C = {ch.PUBLISHED_CODE_C:g} is {ch.DEFAULT_C:g} here)")
-    t3.add_argument("--folds", type=positive_int, nargs="+", default=list(table3.FOLDS),
-                    metavar="K", help="fold numbers (default 1 2 3 4 5)")
+    t3.add_argument("--folds", type=positive_int, nargs="+", default=None, metavar="K",
+                    help=f"fold numbers (default {' '.join(map(str, table3.FOLDS))})")
     t3.add_argument("--tol", type=positive_float, default=1e-8,
                     help="certified relative duality gap of PRSVM and PRSVM+ (default 1e-8)")
     t3.add_argument("--linearsvc-tol", type=positive_float, default=table3.LINEARSVC_TOL,
@@ -146,7 +159,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "for the one-query, two-grade (AUC) RankSVM on synthetic data, PRSVM against PRSVM+, "
         "with Newton and CG iteration counts and fitted log-log slopes.",
     )
-    f3.add_argument("--sizes", type=positive_int, nargs="+", default=list(fig3.FIG3_SIZES),
+    f3.add_argument("--sizes", type=positive_int, nargs="+", default=None,
                     metavar="N", help="numbers of documents (default the paper's "
                     f"{' '.join(map(str, fig3.FIG3_SIZES))})")
     f3.add_argument("--d", type=positive_int, default=fig3.FIG3_FEATURES,
@@ -167,7 +180,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f3.add_argument("--repeat", type=positive_int, default=3,
                     help="timed runs per point, median reported (default 3; fast points are "
                     "repeated until they total 0.2 s)")
-    f3.add_argument("--memory", action="store_true",
+    f3.add_argument("--memory", action="store_true", dest="measure_memory",
                     help="also measure each run's peak memory with tracemalloc (extra run)")
     f3.add_argument("--out", metavar="OUTDIR", default=FIG3_OUT,
                     help=f"where to write chapelle-fig3.png, .csv and .md (default {FIG3_OUT}, "
@@ -182,7 +195,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_le_smola_digits(experiments)
 
 
-
 def _report(args: argparse.Namespace, result: Any, files: dict[str, Path],
             markdown: Any) -> int:
     """Print a reproduction's result (JSON with the files written, or its markdown and the
@@ -193,6 +205,7 @@ def _report(args: argparse.Namespace, result: Any, files: dict[str, Path],
         print(markdown(result), end="")
         print("\nwrote " + ", ".join(str(p) for p in files.values()))
     return 0
+
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--blas-threads", type=blas_thread_count, default=1, dest="blas_threads",
@@ -218,15 +231,6 @@ def _add_parallel(parser: argparse.ArgumentParser, out: str, *, scheduler: bool 
                         help=f"where to write the files (default {out})")
 
 
-def _picker(quick: dict[str, Any]) -> Callable[[Any, str, Any], Any]:
-    """``pick(value, name, default)``: an option given explicitly, else ``--quick``'s value
-    (``quick[name]``), else the default."""
-    def pick(value: Any, name: str, default: Any) -> Any:
-        return value if value is not None else quick.get(name, default)
-
-    return pick
-
-
 def _progress(args: argparse.Namespace) -> Any:
     if not args.verbose:
         return None
@@ -238,6 +242,7 @@ def _progress_bar(args: argparse.Namespace) -> bool:
     ``--verbose``."""
     return not args.json and not args.verbose and sys.stderr.isatty()
 
+
 def _out_dir(path: str) -> Path:
     """Create the output folder now, so that a bad path fails before the long run."""
     out = Path(path)
@@ -245,33 +250,58 @@ def _out_dir(path: str) -> Path:
     return out
 
 
+def _execution(args: argparse.Namespace) -> Execution:
+    """The :class:`~cvxrank.experiments.backends.Execution` of the backend options (the
+    sequential backend where the experiment has none)."""
+    from cvxrank.experiments.backends import Execution
+
+    return Execution(backend=getattr(args, "backend", "sequential"),
+                     workers=getattr(args, "workers", None),
+                     scheduler=getattr(args, "scheduler", None),
+                     blas_threads=args.blas_threads)
+
+
+def config_from(cls: type[C], args: argparse.Namespace) -> C:
+    """The configuration ``cls`` of the parsed options: every field whose option was given
+    (not None), over ``cls.quick()`` with ``--quick`` or the defaults, and
+    :func:`_execution`'s backend.
+
+    Raises
+    ------
+    ValueError
+        For a bad option (the configuration checks them).
+    """
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls)
+             if getattr(args, f.name, None) is not None}
+    given["execution"] = _execution(args)
+    return (cls.quick if getattr(args, "quick", False) else cls)(**given)
+
+
+def reproduce(args: argparse.Namespace, config: ExperimentConfig, run: Callable[..., Any],
+              write: Callable[[Any, Path], dict[str, Path]],
+              markdown: Callable[[Any], str]) -> int:
+    """Check the data, create the output folder, ``run(config)``, ``write`` its files and
+    report (:func:`_report`)."""
+    config.check_data()
+    out = _out_dir(args.out)
+    result = run(config, log=_progress(args), progress_bar=_progress_bar(args))
+    return _report(args, result, write(result, out), markdown)
+
+
 def run_table3(args: argparse.Namespace) -> int:
     """``reproduce chapelle-table3``."""
     from cvxrank.experiments.chapelle import reports, table3
-    from cvxrank.experiments.letor import check_letor_dir
 
-    check_letor_dir(args.data, args.folds, splits=("train", "test"))
-    out = _out_dir(args.out)
-    result = table3.run_table3(args.data, C=args.C, folds=args.folds, tol=args.tol,
-                           linearsvc_tol=args.linearsvc_tol,
-                           max_train_queries=args.max_train_queries,
-                           n_blas_threads=args.blas_threads, progress=_progress(args))
-    files = reports.write_table3(result, out)
-    return _report(args, result, files, reports.table3_markdown)
+    return reproduce(args, config_from(table3.Table3Config, args), table3.run_table3,
+                     reports.write_table3, reports.table3_markdown)
 
 
 def run_fig3(args: argparse.Namespace) -> int:
     """``reproduce chapelle-fig3``."""
     from cvxrank.experiments.chapelle import fig3, reports
 
-    fig3.check_fig3_options(args.sizes, d=args.d, c0=args.c0, C=args.C, repeat=args.repeat)
-    out = _out_dir(args.out)
-    result = fig3.run_fig3(args.sizes, d=args.d, noise=args.noise, seed=args.seed, c0=args.c0,
-                         C=args.C, tol=args.tol, max_pairs=args.max_pairs, repeat=args.repeat,
-                         measure_memory=args.memory, n_blas_threads=args.blas_threads,
-                         progress=_progress(args))
-    files = reports.write_fig3(result, out)
-    return _report(args, result, files, reports.fig3_markdown)
+    return reproduce(args, config_from(fig3.Fig3Config, args), fig3.run_fig3,
+                     reports.write_fig3, reports.fig3_markdown)
 
 
 def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
@@ -294,18 +324,18 @@ def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
     fig1.add_argument("--seeds", type=nonnegative_int, nargs="+", default=[0], metavar="S",
                       help="seeds of the stochastic runs; a grid point's measures are their "
                       "mean (default 0)")
-    fig1.add_argument("--C", type=positive_float, nargs="+", default=list(ac.C_GRID),
+    fig1.add_argument("--C", type=positive_float, nargs="+", default=None,
                       dest="C_grid", metavar="C", help="the C grid (default the paper's "
                       f"{' '.join(f'{c:g}' for c in ac.C_GRID)})")
-    fig1.add_argument("--eta0", type=positive_float, nargs="+", default=list(ac.ETA0_GRID),
+    fig1.add_argument("--eta0", type=positive_float, nargs="+", default=None,
                       dest="eta0_grid", metavar="ETA0", help="the eta0 grid (default the "
                       f"paper's {' '.join(f'{e:g}' for e in ac.ETA0_GRID)})")
-    fig1.add_argument("--T", type=positive_int, nargs="+", default=list(ac.T_GRID),
+    fig1.add_argument("--T", type=positive_int, nargs="+", default=None,
                       dest="T_grid", metavar="T", help="the grid of steps (default the "
                       f"paper's {' '.join(map(str, ac.T_GRID))}; one run of max(T) steps "
                       "serves them all)")
     fig1.add_argument("--ranksvm-C", type=positive_float, nargs="+",
-                      default=list(ac.RANKSVM_C_GRID), dest="ranksvm_C", metavar="C",
+                      default=None, dest="ranksvm_C", metavar="C",
                       help="the hinge RankSVM's C grid (default "
                       f"{' '.join(f'{c:g}' for c in ac.RANKSVM_C_GRID)})")
     fig1.add_argument("--no-certified", action="store_false", dest="certified",
@@ -318,6 +348,10 @@ def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
     fig1.add_argument("--max-train-queries", type=positive_int, default=None,
                       dest="max_train_queries", metavar="N",
                       help="train on the first N queries of each fold only")
+    fig1.add_argument("--quick", action="store_true",
+                      help="a small run for checks: C = 10, eta0 in 1e-3 1e-2, T in 100 250, "
+                      "RankSVM C = 1e-4, the first 20 training queries (options given "
+                      "explicitly win)")
     _add_parallel(fig1, FIG1_OUT)
     _add_common(fig1)
     fig1.set_defaults(func=run_agarwal_collins_fig1)
@@ -326,25 +360,9 @@ def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
 def run_agarwal_collins_fig1(args: argparse.Namespace) -> int:
     """``reproduce agarwal-collins-fig1``."""
     from cvxrank.experiments.agarwal_collins import protocol, report
-    from cvxrank.experiments.backends import check_backend
-    from cvxrank.experiments.letor import check_letor_dir, find_folds
 
-    protocol.check_fig1_options(C_grid=args.C_grid, eta0_grid=args.eta0_grid,
-                                T_grid=args.T_grid, ranksvm_C=args.ranksvm_C, seeds=args.seeds,
-                                certified_solver=args.certified_solver)
-    check_backend(args.backend, workers=args.workers, scheduler=args.scheduler)
-    check_letor_dir(args.data, args.folds or find_folds(args.data))
-    out = _out_dir(args.out)
-    result = protocol.run_fig1(
-        args.data, folds=args.folds, seeds=args.seeds, C_grid=args.C_grid,
-        eta0_grid=args.eta0_grid, T_grid=args.T_grid, ranksvm_C=args.ranksvm_C,
-        certified=args.certified, certified_solver=args.certified_solver,
-        certified_time_budget=args.certified_time_budget,
-        max_train_queries=args.max_train_queries, backend=args.backend, workers=args.workers,
-        scheduler=args.scheduler, blas_threads=args.blas_threads, progress=_progress(args),
-        progress_bar=args.verbose or (not args.json and sys.stderr.isatty()))
-    files = report.write_fig1(result, out)
-    return _report(args, result, files, report.fig1_markdown)
+    return reproduce(args, config_from(protocol.Fig1Config, args), protocol.run_fig1,
+                     report.write_fig1, report.fig1_markdown)
 
 
 #: Default output folder of ``rankmm-convergence``.
@@ -392,31 +410,34 @@ def _register_rankmm_convergence(experiments: argparse._SubParsersAction) -> Non
 def run_rankmm_convergence(args: argparse.Namespace) -> int:
     """``reproduce rankmm-convergence``."""
     from cvxrank.cli.common import load_data
-    from cvxrank.experiments import rankmm_convergence as rc
+    from cvxrank.experiments.rankmm_convergence.protocol import (
+        run_convergence,
+        synthetic_instance,
+    )
+    from cvxrank.experiments.rankmm_convergence.report import (
+        summary_markdown,
+        write_convergence,
+    )
     from cvxrank.threads import blas_threads
 
     if args.data is None:
-        data, source = rc.synthetic_instance(), "synthetic (seed 0)"
+        data, source = synthetic_instance(), "synthetic (seed 0)"
     else:
         data, source = load_data(args.data)[0], Path(args.data).name
     out = _out_dir(args.out)
     with blas_threads(args.blas_threads or None):
-        result = rc.run_convergence(data, C=args.C, seeds=args.seeds, steps=args.steps,
-                                    step_scale=args.step_scale, source=source,
-                                    progress=_progress(args))
-    files = rc.write_convergence(result, out)
-    return _report(args, result, files, rc.summary_markdown)
-
-
-#: ``conerank-table1 --quick``: passes, Fig. 3's K, RankSVM's C and training queries.
-CONERANK_QUICK = {"passes": 3, "sweep_K": [2, 4], "ranksvm_C": [1e-2, 1.0],
-                  "max_train_queries": 50}
+        result = run_convergence(data, C=args.C, seeds=args.seeds, steps=args.steps,
+                                 step_scale=args.step_scale, source=source,
+                                 log=_progress(args))
+    return _report(args, result, write_convergence(result, out), summary_markdown)
 
 
 def _register_conerank(experiments: argparse._SubParsersAction) -> None:
     """Add ``conerank-table1``."""
     from cvxrank.experiments import conerank as cr
+    from cvxrank.experiments.conerank.protocol import Table1Config
 
+    quick = Table1Config.QUICK
     t1 = experiments.add_parser(
         "conerank-table1",
         help="Tran & Pham (ConeRank) Table 1 on MQ2008, with Figs. 3 and 4's analogues",
@@ -441,15 +462,15 @@ def _register_conerank(experiments: argparse._SubParsersAction) -> None:
     t1.add_argument("--passes", type=positive_int, default=None,
                     help=f"passes of every run; the number of passes is selected in "
                     f"1..PASSES by validation MAP (default {cr.PASSES}; --quick: "
-                    f"{CONERANK_QUICK['passes']})")
+                    f"{quick['passes']})")
     t1.add_argument("--mu-sg", type=positive_float, default=cr.PAPER_MU["sg"], dest="mu_sg",
                     help=f"step of ConeRank-SG (default the paper's {cr.PAPER_MU['sg']:g})")
     t1.add_argument("--mu-eg", type=positive_float, default=cr.PAPER_MU["eg"], dest="mu_eg",
                     help=f"step of ConeRank-EG (default the paper's {cr.PAPER_MU['eg']:g})")
-    t1.add_argument("--sweep-K", type=positive_int, nargs="*", default=None, dest="sweep_K",
+    t1.add_argument("--sweep-K", type=positive_int, nargs="*", default=None, dest="K_grid",
                     metavar="K", help="Fig. 3's K axis (default "
                     f"{' '.join(map(str, cr.K_GRID))}; --quick: "
-                    f"{' '.join(map(str, CONERANK_QUICK['sweep_K']))}; no value: no sweep)")
+                    f"{' '.join(map(str, quick['K_grid']))}; no value: no sweep)")
     t1.add_argument("--sweep-variants", nargs="+", choices=tuple(cr.LABELS),
                     default=list(cr.SWEEP_VARIANTS), dest="sweep_variants",
                     help="variants run at every K of the sweep (default sg)")
@@ -474,35 +495,10 @@ def _register_conerank(experiments: argparse._SubParsersAction) -> None:
 
 def run_conerank_table1(args: argparse.Namespace) -> int:
     """``reproduce conerank-table1``."""
-    from cvxrank.experiments import conerank as cr
-    from cvxrank.experiments.backends import check_backend
     from cvxrank.experiments.conerank import protocol, report
-    from cvxrank.experiments.letor import check_letor_dir, find_folds
 
-    quick = CONERANK_QUICK if args.quick else {}
-
-    pick = _picker(quick)
-
-    passes = pick(args.passes, "passes", cr.PASSES)
-    sweep_K = pick(args.sweep_K, "sweep_K", list(cr.K_GRID))
-    ranksvm_C = pick(args.ranksvm_C, "ranksvm_C", list(cr.RANKSVM_C_GRID))
-    max_train_queries = pick(args.max_train_queries, "max_train_queries", None)
-    mu = {"sg": args.mu_sg, "eg": args.mu_eg}
-    protocol.check_table1_options(K=args.K, K_grid=sweep_K, passes=passes, seeds=args.seeds,
-                                  mu=mu, ranksvm_C=ranksvm_C,
-                                  sweep_variants=args.sweep_variants)
-    check_backend(args.backend, workers=args.workers, scheduler=args.scheduler)
-    check_letor_dir(args.data, args.folds or find_folds(args.data))
-    out = _out_dir(args.out)
-    result = protocol.run_table1(
-        args.data, folds=args.folds, seeds=args.seeds, K=args.K, mu=mu, passes=passes,
-        K_grid=sweep_K, sweep_variants=args.sweep_variants,
-        sweep_all_seeds=args.sweep_all_seeds, ranksvm_C=ranksvm_C, spectrum=args.spectrum,
-        max_train_queries=max_train_queries, backend=args.backend, workers=args.workers,
-        scheduler=args.scheduler, blas_threads=args.blas_threads, progress=_progress(args),
-        progress_bar=_progress_bar(args))
-    files = report.write_table1(result, out)
-    return _report(args, result, files, report.table1_markdown)
+    return reproduce(args, config_from(protocol.Table1Config, args), protocol.run_table1,
+                     report.write_table1, report.table1_markdown)
 
 
 #: Default output folder of ``le-smola-ohsumed``.
@@ -555,31 +551,10 @@ def _register_le_smola(experiments: argparse._SubParsersAction) -> None:
 
 def run_le_smola_ohsumed(args: argparse.Namespace) -> int:
     """``reproduce le-smola-ohsumed``."""
-    from cvxrank.experiments import le_smola as ls
-    from cvxrank.experiments.backends import check_backend
     from cvxrank.experiments.le_smola import protocol, report
-    from cvxrank.experiments.letor import check_letor_dir, find_folds
 
-    quick = ls.QUICK if args.quick else {}
-
-    pick = _picker(quick)
-
-    specs = protocol.method_specs(
-        dorm_variants=pick(args.dorm_variants, "dorm_variants", ls.DEFAULT_DORM_VARIANTS),
-        dorm_C=pick(args.dorm_C, "dorm_C", ls.DORM_C_GRID),
-        svmmap_C=pick(args.svmmap_C, "svmmap_C", ls.SVMMAP_C_GRID),
-        ranksvm_C=pick(args.ranksvm_C, "ranksvm_C", ls.RANKSVM_C_GRID))
-    check_backend(args.backend, workers=args.workers, scheduler=args.scheduler)
-    check_letor_dir(args.data, args.folds or find_folds(args.data))
-    out = _out_dir(args.out)
-    result = protocol.run_le_smola(
-        args.data, specs=specs, folds=args.folds, select=args.select,
-        max_train_queries=pick(args.max_train_queries, "max_train_queries", None),
-        backend=args.backend, workers=args.workers, scheduler=args.scheduler,
-        blas_threads=args.blas_threads, log=_progress(args),
-        progress=_progress_bar(args))
-    files = report.write_le_smola(result, out)
-    return _report(args, result, files, report.le_smola_markdown)
+    return reproduce(args, config_from(protocol.LeSmolaConfig, args), protocol.run_le_smola,
+                     report.write_le_smola, report.le_smola_markdown)
 
 
 #: Default output folder of ``le-smola-digits``.
@@ -605,10 +580,10 @@ def _register_le_smola_digits(experiments: argparse._SubParsersAction) -> None:
                    help="seed of the pools and the query draws (default 0)")
     p.add_argument("--targets", type=int, nargs="+", choices=dg.TARGETS, default=None,
                    metavar="T", help="target digits (default 0..9; --quick: "
-                   f"{' '.join(map(str, dg.QUICK['targets']))})")
+                   f"{' '.join(map(str, dg.DigitsConfig.QUICK['targets']))})")
     p.add_argument("--folds", type=positive_int, default=None, dest="n_folds", metavar="K",
                    help=f"cross-validation folds (default {dg.N_FOLDS}; --quick: "
-                   f"{dg.QUICK['n_folds']})")
+                   f"{dg.DigitsConfig.QUICK['n_folds']})")
     p.add_argument("--quick", action="store_true",
                    help="a small run for checks: targets 0 1, 10 + 10 queries, 3-fold CV, two "
                    "C per method (options given explicitly win)")
@@ -619,24 +594,7 @@ def _register_le_smola_digits(experiments: argparse._SubParsersAction) -> None:
 
 def run_le_smola_digits(args: argparse.Namespace) -> int:
     """``reproduce le-smola-digits``."""
-    from cvxrank.experiments.backends import check_backend
     from cvxrank.experiments.le_smola import digits as dg
 
-    quick = dg.QUICK if args.quick else {}
-
-    pick = _picker(quick)
-
-    specs = dg.method_specs(dorm_C=quick.get("dorm_C", dg.DORM_C_GRID),
-                            ranksvm_C=quick.get("ranksvm_C", dg.RANKSVM_C_GRID),
-                            svc_C=quick.get("svc_C", dg.SVC_C_GRID))
-    check_backend(args.backend, workers=args.workers)
-    out = _out_dir(args.out)
-    result = dg.run_digits(
-        seed=args.seed, targets=pick(args.targets, "targets", dg.TARGETS), specs=specs,
-        n_train_queries=quick.get("n_train_queries", dg.N_QUERIES),
-        n_test_queries=quick.get("n_test_queries", dg.N_QUERIES),
-        n_folds=pick(args.n_folds, "n_folds", dg.N_FOLDS), backend=args.backend,
-        workers=args.workers, blas_threads=args.blas_threads, log=_progress(args),
-        progress=_progress_bar(args))
-    files = dg.write_digits(result, out)
-    return _report(args, result, files, dg.digits_markdown)
+    return reproduce(args, config_from(dg.DigitsConfig, args), dg.run_digits, dg.write_digits,
+                     dg.digits_markdown)

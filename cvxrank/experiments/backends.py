@@ -12,13 +12,20 @@ report progress or stop early), whatever the backend:
   started for the run and closed after it; results come back with ``as_completed``. Needs
   the ``dask`` extra (``pip install 'cvxrank[dask]'``).
 
-Tasks and results are plain data (:mod:`cvxrank.experiments.tasks`); every worker process
-reads the files itself, once (:mod:`cvxrank.experiments.sources`). So that it reads as few
-as possible, the pool backends send *chunks* of tasks that share their data
+Tasks and results are plain data (:mod:`cvxrank.experiments.tasks`) and every task carries
+its own ``run()``, the one dispatch of every backend (a LETOR fit, a reproduction's
+stochastic run, ...); every worker process reads the files itself, once
+(:mod:`cvxrank.experiments.sources`). So that it reads as few as possible, the pool
+backends send *chunks* of tasks that share their data
 (:func:`plan_chunks`): a worker runs every grid point of a fold in one go. Every backend
 runs its tasks with ``blas_threads`` BLAS threads per process (default one:
-:func:`~cvxrank.experiments.timing.blas_threads`), which also makes the floating-point
-results, and so the selections, identical across backends.
+:func:`~cvxrank.threads.blas_threads`), which also makes the floating-point results, and so
+the selections, identical across backends.
+
+:class:`Execution` holds those choices (backend, workers, scheduler, BLAS threads) as one
+frozen value, the part of every reproduction's configuration that says where its tasks run;
+:meth:`Execution.run` and :meth:`Execution.run_by_kind` gather the results in the tasks'
+order.
 """
 
 from __future__ import annotations
@@ -27,10 +34,10 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from cvxrank.errors import CvxrankError
-from cvxrank.experiments.tasks import run_task
 from cvxrank.threads import blas_threads as limit_blas
 
 #: The backends of :func:`run_tasks`.
@@ -40,6 +47,27 @@ BACKENDS = ("sequential", "processes", "dask")
 SCHEDULER_TIMEOUT = 10.0
 
 Chunk = list[tuple[int, Any]]
+
+#: A progress callback: called with one line of text.
+Log = Callable[[str], None]
+
+
+class Source(Protocol):
+    """Where a task's data comes from; tasks with the same ``key`` share their data."""
+
+    @property
+    def key(self) -> str: ...
+
+
+class Runnable(Protocol):
+    """A task any backend runs: picklable, with a data :class:`Source` and its own
+    ``run()`` (the whole dispatch: :class:`~cvxrank.experiments.tasks.Task`, a
+    reproduction's own tasks)."""
+
+    @property
+    def source(self) -> Source: ...
+
+    def run(self) -> Any: ...
 
 
 def check_backend(backend: str, *, workers: int | None = None,
@@ -59,7 +87,7 @@ def check_backend(backend: str, *, workers: int | None = None,
         raise ValueError(f"a scheduler address is for the dask backend, not {backend}")
 
 
-def plan_chunks(tasks: Sequence[Any], n_workers: int,
+def plan_chunks(tasks: Sequence[Runnable], n_workers: int,
                 max_chunk: int | None = None) -> list[Chunk]:
     """Group the tasks into chunks that one worker runs in one go, reading their data once.
 
@@ -85,10 +113,8 @@ def plan_chunks(tasks: Sequence[Any], n_workers: int,
     return [chunk[i:i + max_chunk] for chunk in chunks for i in range(0, len(chunk), max_chunk)]
 
 
-def run_chunk(chunk: Chunk, blas_threads: int | None,
-              runner: Callable[[Any], Any] = run_task) -> list[tuple[int, Any]]:
-    """Run a chunk's tasks with ``runner`` in this process (the function the pool backends
-    send).
+def run_chunk(chunk: Chunk, blas_threads: int | None) -> list[tuple[int, Any]]:
+    """Run a chunk's tasks in this process (the function the pool backends send).
 
     An error that stops the run crosses back to the caller as a :class:`CvxrankError` with
     the original message (some exception classes, like ``DataFormatError``, cannot be
@@ -96,7 +122,7 @@ def run_chunk(chunk: Chunk, blas_threads: int | None,
     """
     try:
         with limit_blas(blas_threads):
-            return [(i, runner(task)) for i, task in chunk]
+            return [(i, task.run()) for i, task in chunk]
     except (CvxrankError, ValueError, OSError) as exc:
         raise CvxrankError(_message(exc)) from None
 
@@ -107,18 +133,18 @@ def _message(exc: BaseException) -> str:
     return str(exc)
 
 
-def run_tasks(tasks: Sequence[Any], *, backend: str = "sequential",
+def run_tasks(tasks: Sequence[Runnable], *, backend: str = "sequential",
               workers: int | None = None, scheduler: str | None = None,
               blas_threads: int | None = 1, progress: bool = False,
-              runner: Callable[[Any], Any] = run_task, max_chunk: int | None = None,
+              max_chunk: int | None = None,
               desc: str | None = None) -> Iterator[tuple[int, Any]]:
     """Run ``tasks``; yield ``(index, result)`` as each finishes (see the module docstring).
 
     Parameters
     ----------
-    tasks : sequence
+    tasks : sequence of Runnable
         :class:`~cvxrank.experiments.tasks.Task` objects, or any picklable tasks with a
-        ``source`` (whose ``key`` groups them) that ``runner`` runs.
+        ``source`` (whose ``key`` groups them) and a ``run()`` method.
     backend : {"sequential", "processes", "dask"}
     workers : int or None
         Worker processes (default: the number of CPUs); ignored by ``"sequential"`` and
@@ -129,9 +155,6 @@ def run_tasks(tasks: Sequence[Any], *, backend: str = "sequential",
         BLAS threads per process while tasks run (None or 0: the library's default).
     progress : bool
         Show a progress bar (tqdm) on stderr.
-    runner : callable
-        A module-level function (pickled by reference) run on each task:
-        :func:`~cvxrank.experiments.tasks.run_task` by default.
     max_chunk : int or None
         Largest number of tasks a worker runs in one go (:func:`plan_chunks`).
     desc : str or None
@@ -155,11 +178,11 @@ def run_tasks(tasks: Sequence[Any], *, backend: str = "sequential",
         if backend == "sequential":
             with limit_blas(blas_threads):
                 for i, task in enumerate(tasks):
-                    yield i, runner(task)
+                    yield i, task.run()
                     bar.update(1)
             return
         stream = (_run_processes if backend == "processes" else _run_dask)(
-            tasks, n_workers, scheduler, blas_threads, runner, max_chunk)
+            tasks, n_workers, scheduler, blas_threads, max_chunk)
         for results in stream:
             yield from results
             bar.update(len(results))
@@ -167,8 +190,8 @@ def run_tasks(tasks: Sequence[Any], *, backend: str = "sequential",
         bar.close()
 
 
-def _run_processes(tasks: Sequence[Any], n_workers: int, scheduler: str | None,
-                   blas_threads: int | None, runner: Callable[[Any], Any],
+def _run_processes(tasks: Sequence[Runnable], n_workers: int, scheduler: str | None,
+                   blas_threads: int | None,
                    max_chunk: int | None) -> Iterator[list[tuple[int, Any]]]:
     from joblib import Parallel, delayed
 
@@ -176,11 +199,11 @@ def _run_processes(tasks: Sequence[Any], n_workers: int, scheduler: str | None,
     chunks = plan_chunks(tasks, n_workers, max_chunk)
     parallel = Parallel(n_jobs=min(n_workers, len(chunks)), backend="loky", batch_size=1,
                         return_as="generator_unordered")
-    yield from parallel(delayed(run_chunk)(chunk, blas_threads, runner) for chunk in chunks)
+    yield from parallel(delayed(run_chunk)(chunk, blas_threads) for chunk in chunks)
 
 
-def _run_dask(tasks: Sequence[Any], n_workers: int, scheduler: str | None,
-              blas_threads: int | None, runner: Callable[[Any], Any],
+def _run_dask(tasks: Sequence[Runnable], n_workers: int, scheduler: str | None,
+              blas_threads: int | None,
               max_chunk: int | None) -> Iterator[list[tuple[int, Any]]]:
     try:
         import dask
@@ -208,7 +231,7 @@ def _run_dask(tasks: Sequence[Any], n_workers: int, scheduler: str | None,
         if scheduler is not None:  # plan for the threads the cluster has
             n_workers = max(1, sum(client.nthreads().values()))
         chunks = plan_chunks(tasks, n_workers, max_chunk)
-        futures = [client.submit(run_chunk, chunk, blas_threads, runner, pure=False)
+        futures = [client.submit(run_chunk, chunk, blas_threads, pure=False)
                    for chunk in chunks]
         for future in as_completed(futures):
             yield future.result()
@@ -216,3 +239,88 @@ def _run_dask(tasks: Sequence[Any], n_workers: int, scheduler: str | None,
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where and how a reproduction's tasks run: the options of :func:`run_tasks`.
+
+    Attributes
+    ----------
+    backend : {"sequential", "processes", "dask"}
+    workers : int or None
+        Worker processes (default: the number of CPUs).
+    scheduler : str or None
+        Address of a running Dask scheduler (``"dask"`` only; None: a local cluster).
+    blas_threads : int or None
+        BLAS threads per process while tasks run (None or 0: the library's default).
+
+    Raises
+    ------
+    ValueError
+        When made with a bad combination (:func:`check_backend`).
+    """
+
+    backend: str = "sequential"
+    workers: int | None = None
+    scheduler: str | None = None
+    blas_threads: int | None = 1
+
+    def __post_init__(self) -> None:
+        check_backend(self.backend, workers=self.workers, scheduler=self.scheduler)
+
+    @property
+    def started_workers(self) -> int | None:
+        """Worker processes started for a run (None: sequential, or a Dask scheduler's
+        own)."""
+        if self.backend == "sequential" or self.scheduler:
+            return None
+        return self.workers or os.cpu_count()
+
+    def stream(self, tasks: Sequence[Runnable], *, progress: bool = False,
+               desc: str | None = None,
+               max_chunk: int | None = None) -> Iterator[tuple[int, Any]]:
+        """:func:`run_tasks` with these options: ``(index, result)`` as each finishes."""
+        return run_tasks(tasks, backend=self.backend, workers=self.workers,
+                         scheduler=self.scheduler, blas_threads=self.blas_threads,
+                         progress=progress, max_chunk=max_chunk, desc=desc)
+
+    def run(self, tasks: Sequence[Runnable], *, on_result: Callable[[Any], None] | None = None,
+            progress: bool = False, desc: str | None = None,
+            max_chunk: int | None = None) -> list[Any]:
+        """Run ``tasks``; return their results in the tasks' order.
+
+        ``on_result(result)`` is called as each finishes (progress lines); ``progress``,
+        ``desc`` and ``max_chunk`` are :func:`run_tasks`'s.
+        """
+        return self._gather(tasks, None if on_result is None else lambda i, r: on_result(r),
+                            progress=progress, desc=desc, max_chunk=max_chunk)
+
+    def run_by_kind(self, tasks: Sequence[tuple[str, Runnable]], *,
+                    on_result: Callable[[str, Any], None] | None = None,
+                    progress: bool = False, desc: str | None = None,
+                    max_chunk: int | None = None) -> dict[str, list[Any]]:
+        """Run ``(kind, task)`` pairs in one go; return each kind's results in the tasks'
+        order (``{kind: [result, ...]}``, kinds in order of first appearance).
+
+        ``on_result(kind, result)`` is called as each finishes; the other options are
+        :meth:`run`'s.
+        """
+        kinds = [kind for kind, _ in tasks]
+        results = self._gather([task for _, task in tasks],
+                               None if on_result is None
+                               else lambda i, r: on_result(kinds[i], r),
+                               progress=progress, desc=desc, max_chunk=max_chunk)
+        by_kind: dict[str, list[Any]] = {kind: [] for kind in kinds}
+        for kind, result in zip(kinds, results, strict=True):
+            by_kind[kind].append(result)
+        return by_kind
+
+    def _gather(self, tasks: Sequence[Runnable], on_result: Callable[[int, Any], None] | None,
+                **options: Any) -> list[Any]:
+        results: list[Any] = [None] * len(tasks)
+        for i, result in self.stream(tasks, **options):
+            results[i] = result
+            if on_result is not None:
+                on_result(i, result)
+        return results

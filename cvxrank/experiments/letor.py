@@ -16,7 +16,6 @@ and gathers the results as they arrive into a :class:`GridResult`.
 from __future__ import annotations
 
 import inspect
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank.experiments.backends import check_backend, run_tasks
+from cvxrank.experiments.backends import Execution
 from cvxrank.experiments.grid import Grid
 from cvxrank.experiments.selection import TIE_BREAK, check_measure, select_best
 from cvxrank.experiments.sources import LetorFold
@@ -314,7 +313,7 @@ def run_letor_grid(
     """
     loss = check_params(method, loss, grid)
     measure = check_measure(select, preset=preset, k=k)
-    check_backend(backend, workers=workers, scheduler=scheduler)
+    execution = Execution(backend, workers, scheduler, blas_threads)
     if max_train_queries is not None and max_train_queries < 1:
         raise ValueError(f"max_train_queries must be >= 1, got {max_train_queries}")
     folds = find_folds(data_dir) if folds is None else [int(f) for f in folds]
@@ -322,19 +321,16 @@ def run_letor_grid(
     tasks = letor_tasks(root, folds, method=method, loss=loss, grid=grid, solver=solver,
                         tol=tol, seed=seed, preset=preset, k=k,
                         max_train_queries=max_train_queries)
-    by_index: dict[int, TaskResult] = {}
     start = time.perf_counter()
-    for i, result in run_tasks(tasks, backend=backend, workers=workers, scheduler=scheduler,
-                               blas_threads=blas_threads, progress=progress):
-        by_index[i] = result
+    results = execution.run(tasks, progress=progress)
     elapsed = time.perf_counter() - start
     points = list(grid.points())
     selections = []
     for j, fold in enumerate(folds):
-        fold_results = [by_index[j * len(points) + i] for i in range(len(points))]
+        fold_results = results[j * len(points):(j + 1) * len(points)]
         selections.append(FoldSelection(fold=fold, params=points, results=fold_results,
                                         selected=select_best(fold_results, measure)))
-    started = None if backend == "sequential" or scheduler else workers or os.cpu_count()
     return GridResult(data_dir=str(root), method=method, loss=loss, solver=solver, grid=grid,
                       measure=measure, preset=preset, k=k, folds=selections, backend=backend,
-                      workers=started, elapsed=elapsed, max_train_queries=max_train_queries)
+                      workers=execution.started_workers, elapsed=elapsed,
+                      max_train_queries=max_train_queries)

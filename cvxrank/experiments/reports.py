@@ -1,4 +1,5 @@
-"""Report writers: markdown tables, CSV files, and the LETOR grid's table, CSV and JSON.
+"""Report writers: markdown tables, CSV files, and the LETOR grid's table, CSV, JSON and
+figure (:func:`plot_grid_validation`).
 
 The paper reproductions' own tables are in :mod:`cvxrank.experiments.chapelle.reports`; they
 share :func:`markdown_table` and :func:`write_csv`.
@@ -10,12 +11,15 @@ import csv
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cvxrank.experiments.letor import EVALUATED, GridResult, point_dict
 from cvxrank.experiments.selection import TIE_BREAK
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 #: The test measures the grid's table shows (those reported for the run's k and preset).
 TABLE_MEASURES = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10",
@@ -154,7 +158,7 @@ def grid_point_rows(result: GridResult) -> tuple[list[str], list[dict[str, Any]]
 
 def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
     """Write ``grid.md``, ``grid.csv``, ``grid-points.csv``, ``grid.json`` and, for a grid of
-    one axis, ``grid-validation.png`` (:func:`cvxrank.plots.plot_grid_validation`).
+    one axis, ``grid-validation.png`` (:func:`plot_grid_validation`).
 
     Returns
     -------
@@ -174,7 +178,7 @@ def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
     files["json"].write_text(json.dumps(to_jsonable(result.to_dict()), indent=2,
                                         allow_nan=False) + "\n", encoding="utf-8")
     if len(result.grid.axes) == 1:
-        from cvxrank.plots import new_figure, plot_grid_validation
+        from cvxrank.plots import new_figure
 
         fig = new_figure(figsize=(6.5, 4.5))
         plot_grid_validation(result, fig.add_subplot(1, 1, 1))
@@ -182,3 +186,42 @@ def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
         files["png"] = out / "grid-validation.png"
         fig.savefig(files["png"], dpi=120)
     return files
+
+
+def plot_grid_validation(result: GridResult, ax: Axes | None = None) -> Axes:
+    """The LETOR protocol on a one-axis grid: the validation measure that selects (solid)
+    and the test measure (dotted) against the axis, one colour per fold, the selected point
+    circled; a log axis when the values are positive and span more than a decade.
+
+    Parameters
+    ----------
+    result : GridResult
+    ax : matplotlib Axes or None
+        Drawn on (default: a new figure's axes).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from cvxrank.plots import axes_or_new
+
+    ax = axes_or_new(ax, figsize=(6.5, 4.5))
+    (name, values), = result.grid.axes
+    x = np.asarray(values, dtype=float)
+    measure = result.measure
+    for i, fold in enumerate(result.folds):
+        color = f"C{i % 10}"
+        vali = [r.measures["vali"][measure] if r.ok else np.nan for r in fold.results]
+        test = [r.measures["test"][measure] if r.ok else np.nan for r in fold.results]
+        ax.plot(x, vali, marker="o", markersize=3, color=color, label=f"fold {fold.fold}")
+        ax.plot(x, test, linestyle=":", color=color, linewidth=1)
+        ax.plot(x[fold.selected], vali[fold.selected], marker="o", markersize=10,
+                markerfacecolor="none", color=color)
+    if x.min() > 0 and x.max() / x.min() > 10:
+        ax.set_xscale("log")
+    ax.set_xlabel(name)
+    ax.set_ylabel(f"{measure} (solid: vali, dotted: test)")
+    ax.set_title(f"{result.method} ({result.loss}): selection by vali {measure}", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax

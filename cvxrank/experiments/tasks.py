@@ -89,6 +89,10 @@ class Task:
     max_repeat: int = 1
     measure_memory: bool = False
 
+    def run(self) -> TaskResult:
+        """:func:`run_task` (what every backend calls)."""
+        return run_task(self)
+
 
 @dataclass
 class TaskResult:
@@ -174,12 +178,21 @@ def prepare_process() -> None:
         _PROCESS["prepared"] = True
 
 
-def training_data(task: Task) -> Any:
-    """The task's training data (its first ``max_train_queries`` queries when given)."""
+def training_data(task: Any) -> Any:
+    """The training data of a task with a ``source`` and ``max_train_queries`` (its first
+    ``max_train_queries`` queries when given)."""
     train = task.source.load("train")
     if task.max_train_queries is not None and task.max_train_queries < train.n_queries:
         train = train.subset(np.arange(task.max_train_queries))
     return train
+
+
+def evaluate_scores(data: Any, scores: np.ndarray, *, preset: str, k: int) -> dict[str, float]:
+    """:func:`cvxrank.metrics.evaluate` of ``scores`` on ``data`` as plain floats."""
+    from cvxrank.metrics import evaluate
+
+    return {key: float(value) for key, value in
+            evaluate(data.y, scores, data.query_ptr, preset=preset, k=k).items()}
 
 
 def run_task(task: Task) -> TaskResult:
@@ -196,7 +209,6 @@ def run_task(task: Task) -> TaskResult:
     """
     from cvxrank.data.pairs import count_pairs
     from cvxrank.methods import get
-    from cvxrank.metrics import evaluate
 
     prepare_process()
     train = training_data(task)
@@ -221,10 +233,8 @@ def run_task(task: Task) -> TaskResult:
     for split in task.evaluate_on:
         data = task.source.load(split).pad_features(d)
         sizes[split] = {"n_documents": data.n_documents, "n_queries": data.n_queries}
-        scores = np.asarray(data.X @ w)
-        measures[split] = {key: float(value) for key, value in
-                           evaluate(data.y, scores, data.query_ptr, preset=task.preset,
-                                    k=task.k).items()}
+        measures[split] = evaluate_scores(data, np.asarray(data.X @ w), preset=task.preset,
+                                          k=task.k)
     return TaskResult(task=task, runs=[dataclasses.replace(r, alpha=None) for r in runs],
                       wall_times=wall_times, sizes=sizes, measures=measures,
                       peak_bytes=peak, pid=os.getpid())

@@ -27,8 +27,11 @@ For each fold of the LETOR folder and each RankMM loss (RankMM-1/2/3, Sects. 3.1
    measures are those of LETOR's tie rule (file order, ``letor3``), not of a learned
    ranking.
 
-Every task runs in any process (:func:`~cvxrank.experiments.backends.run_tasks` with this
-module's runner); the certified fits run after the grid, for the selected C.
+:class:`Fig1Config` holds every option of the reproduction (``Fig1Config.quick()``: the small
+run for checks); :func:`run_fig1` runs it. Every task carries its own ``run()`` and runs in
+any process (:class:`~cvxrank.experiments.backends.Execution`); the certified fits run after
+the grid, for the selected C. The points, choices and means are those of
+:mod:`cvxrank.experiments.selection`.
 """
 
 from __future__ import annotations
@@ -36,10 +39,9 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -53,11 +55,30 @@ from cvxrank.experiments.agarwal_collins import (
     T_GRID,
 )
 from cvxrank.experiments.agarwal_collins.snapshots import record_interval, run_snapshots
-from cvxrank.experiments.backends import check_backend, run_tasks
-from cvxrank.experiments.letor import check_letor_dir, find_folds
-from cvxrank.experiments.selection import TIE_BREAK, select_best
+from cvxrank.experiments.backends import Log
+from cvxrank.experiments.config import (
+    LetorConfig,
+    check_grid,
+    check_seeds,
+    increasing,
+    normalize,
+)
+from cvxrank.experiments.selection import (
+    TIE_BREAK,
+    Choice,
+    Point,
+    choose,
+    fold_mean,
+    mean_measures,
+    task_points,
+)
 from cvxrank.experiments.sources import LetorFold
-from cvxrank.experiments.tasks import Task, TaskResult, prepare_process, run_task, training_data
+from cvxrank.experiments.tasks import (
+    Task,
+    evaluate_scores,
+    prepare_process,
+    training_data,
+)
 
 #: Largest number of tasks a worker runs in one go (so that progress moves within a fold).
 CHUNK_TASKS = 16
@@ -73,10 +94,27 @@ K = 10
 #: The RankSVM baseline's loss (and its label in the tables).
 RANKSVM = "RankSVM"
 
-Progress = Callable[[str], None]
+#: The stats of a point (:class:`~cvxrank.experiments.selection.Point`): the model's
+#: relative duality gap and ``||w||``, means over the seeds.
+STATS = ("relative_gap", "w_norm")
+
+#: How RankSVM's fits give them (its certified gap).
+RANKSVM_STATS = {
+    "relative_gap": lambda r: r.run.relative_gap,
+    "w_norm": lambda r: float(np.linalg.norm(r.run.w[:r.sizes["train"]["n_features"]])),
+}
 
 
 # -- tasks -------------------------------------------------------------------------------
+def _evaluate(source: LetorFold, w: np.ndarray, d: int) -> dict[str, dict[str, float]]:
+    """The scores ``X @ w[:d]`` on ``vali.txt`` and ``test.txt`` (``letor3``)."""
+    out = {}
+    for split in ("vali", "test"):
+        data = source.load(split).pad_features(d)
+        out[split] = evaluate_scores(data, np.asarray(data.X @ w[:d]), preset=PRESET, k=K)
+    return out
+
+
 @dataclass(frozen=True)
 class StochasticTask:
     """One stochastic run of ``max(horizons)`` steps, evaluated after each T of
@@ -102,6 +140,32 @@ class StochasticTask:
     seed: int
     horizons: tuple[int, ...] = T_GRID
     max_train_queries: int | None = None
+
+    def run(self) -> StochasticResult:
+        """Build RankMM on the task's training data, run the paper's solver once for
+        ``max(horizons)`` steps and evaluate the weights after each T."""
+        from cvxrank.formulations.rankmm import RankMM
+
+        train = training_data(self)
+        formulation = RankMM(train, C=self.C, loss=self.loss)
+        start = time.perf_counter()
+        try:
+            snapshots, _ = run_snapshots(formulation, eta0=self.eta0, horizons=self.horizons,
+                                         seed=self.seed)
+        except (SolverError, PairLimitError, FloatingPointError) as exc:
+            return StochasticResult(self, {}, {}, {}, time.perf_counter() - start,
+                                    error=str(exc), pid=os.getpid())
+        elapsed = time.perf_counter() - start
+        bad = [s.T for s in snapshots if not np.all(np.isfinite(s.w))]
+        if bad:
+            return StochasticResult(self, {}, {}, {}, elapsed, pid=os.getpid(),
+                                    error=f"weights not finite after T = {bad[0]} steps")
+        d = train.n_features
+        return StochasticResult(
+            self, measures={s.T: _evaluate(self.source, s.w, d) for s in snapshots},
+            gaps={s.T: s.relative_gap for s in snapshots},
+            w_norms={s.T: float(np.linalg.norm(s.w)) for s in snapshots}, time=elapsed,
+            pid=os.getpid())
 
 
 @dataclass(frozen=True)
@@ -133,6 +197,36 @@ class CertifiedTask:
     zero_optimal: bool = False
     max_train_queries: int | None = None
 
+    def run(self) -> CertifiedResult:
+        """Fit the loss at C with :func:`cvxrank.fitting.fit_formulation` to ``tol``; fall
+        back to w = 0 when the solver fails and the zero test proved w = 0 optimal."""
+        from cvxrank.fitting import fit_formulation
+        from cvxrank.formulations.rankmm import RankMM
+
+        prepare_process()
+        train = training_data(self)
+        formulation = RankMM(train, C=self.C, loss=self.loss)
+        d = train.n_features
+        start = time.perf_counter()
+        try:
+            run = fit_formulation(formulation, self.solver, tol=self.tol,
+                                  time_budget=self.time_budget)
+        except (CvxrankError, ValueError, MemoryError) as exc:  # not certified, refused
+            elapsed = time.perf_counter() - start
+            reason = f"{self.solver}: {exc}"
+            if not self.zero_optimal:
+                return CertifiedResult(self, {}, math.nan, math.nan, self.solver, 0, elapsed,
+                                       math.nan, error=reason)
+            zero = np.zeros(d)
+            return CertifiedResult(self, _evaluate(self.source, zero, d),
+                                   formulation.primal_value(zero), 0.0, "zero test", 0,
+                                   elapsed, 0.0,
+                                   note=f"w = 0 proved optimal by the zero test; {reason}")
+        elapsed = time.perf_counter() - start
+        return CertifiedResult(self, _evaluate(self.source, run.w, d), run.objective,
+                               run.relative_gap, run.solver, run.n_iter, elapsed,
+                               float(np.linalg.norm(run.w[:d])), note=run.message)
+
 
 @dataclass(frozen=True)
 class ZeroTask:
@@ -142,10 +236,19 @@ class ZeroTask:
     loss: str
     max_train_queries: int | None = None
 
+    def run(self) -> ZeroResult:
+        """:func:`~cvxrank.experiments.agarwal_collins.zero_optimality.zero_optimality` on
+        the task's training data."""
+        from cvxrank.experiments.agarwal_collins.zero_optimality import zero_optimality
+
+        start = time.perf_counter()
+        check = zero_optimality(training_data(self), self.loss)
+        return ZeroResult(self, check.to_dict(), time.perf_counter() - start)
+
 
 @dataclass
 class StochasticResult:
-    """What :func:`run_stochastic` returns (plain values).
+    """What :meth:`StochasticTask.run` returns (plain values).
 
     Attributes
     ----------
@@ -173,7 +276,7 @@ class StochasticResult:
 
 @dataclass
 class CertifiedResult:
-    """What :func:`run_certified` returns (plain values).
+    """What :meth:`CertifiedTask.run` returns (plain values).
 
     Attributes
     ----------
@@ -212,153 +315,16 @@ class CertifiedResult:
 
 @dataclass
 class ZeroResult:
-    """What :func:`run_zero` returns: the check's plain values and its seconds."""
+    """What :meth:`ZeroTask.run` returns: the check's plain values and its seconds."""
 
     task: ZeroTask
     check: dict[str, Any]
     time: float
 
 
-def _evaluate(source: LetorFold, w: np.ndarray, d: int) -> dict[str, dict[str, float]]:
-    from cvxrank.metrics import evaluate
-
-    out = {}
-    for split in ("vali", "test"):
-        data = source.load(split).pad_features(d)
-        scores = np.asarray(data.X @ w[:d])
-        out[split] = {key: float(v) for key, v in
-                      evaluate(data.y, scores, data.query_ptr, preset=PRESET, k=K).items()}
-    return out
-
-
-def run_stochastic(task: StochasticTask) -> StochasticResult:
-    """Build RankMM on the task's training data, run the paper's solver once for
-    ``max(horizons)`` steps and evaluate the weights after each T."""
-    from cvxrank.formulations.rankmm import RankMM
-
-    train = training_data(task)
-    formulation = RankMM(train, C=task.C, loss=task.loss)
-    start = time.perf_counter()
-    try:
-        snapshots, _ = run_snapshots(formulation, eta0=task.eta0, horizons=task.horizons,
-                                     seed=task.seed)
-    except (SolverError, PairLimitError, FloatingPointError) as exc:
-        return StochasticResult(task, {}, {}, {}, time.perf_counter() - start, error=str(exc),
-                                pid=os.getpid())
-    elapsed = time.perf_counter() - start
-    bad = [s.T for s in snapshots if not np.all(np.isfinite(s.w))]
-    if bad:
-        return StochasticResult(task, {}, {}, {}, elapsed, pid=os.getpid(),
-                                error=f"weights not finite after T = {bad[0]} steps")
-    d = train.n_features
-    return StochasticResult(
-        task, measures={s.T: _evaluate(task.source, s.w, d) for s in snapshots},
-        gaps={s.T: s.relative_gap for s in snapshots},
-        w_norms={s.T: float(np.linalg.norm(s.w)) for s in snapshots}, time=elapsed,
-        pid=os.getpid())
-
-
-def run_certified(task: CertifiedTask) -> CertifiedResult:
-    """Fit the loss at C with :func:`cvxrank.fitting.fit_formulation` to ``task.tol``;
-    fall back to w = 0 when the solver fails and the zero test proved w = 0 optimal."""
-    from cvxrank.fitting import fit_formulation
-    from cvxrank.formulations.rankmm import RankMM
-
-    prepare_process()
-    train = training_data(task)
-    formulation = RankMM(train, C=task.C, loss=task.loss)
-    d = train.n_features
-    start = time.perf_counter()
-    try:
-        run = fit_formulation(formulation, task.solver, tol=task.tol,
-                              time_budget=task.time_budget)
-    except (CvxrankError, ValueError, MemoryError) as exc:  # not certified, refused
-        elapsed = time.perf_counter() - start
-        reason = f"{task.solver}: {exc}"
-        if not task.zero_optimal:
-            return CertifiedResult(task, {}, math.nan, math.nan, task.solver, 0, elapsed,
-                                   math.nan, error=reason)
-        zero = np.zeros(d)
-        return CertifiedResult(task, _evaluate(task.source, zero, d),
-                               formulation.primal_value(zero), 0.0, "zero test", 0, elapsed,
-                               0.0, note=f"w = 0 proved optimal by the zero test; {reason}")
-    elapsed = time.perf_counter() - start
-    return CertifiedResult(task, _evaluate(task.source, run.w, d), run.objective,
-                           run.relative_gap, run.solver, run.n_iter, elapsed,
-                           float(np.linalg.norm(run.w[:d])), note=run.message)
-
-
-def run_zero(task: ZeroTask) -> ZeroResult:
-    """:func:`~cvxrank.experiments.agarwal_collins.zero_optimality.zero_optimality` on the
-    task's training data."""
-    from cvxrank.experiments.agarwal_collins.zero_optimality import zero_optimality
-
-    start = time.perf_counter()
-    check = zero_optimality(training_data(task), task.loss)
-    return ZeroResult(task, check.to_dict(), time.perf_counter() - start)
-
-
-def run_one(task: Any) -> Any:
-    """Run any task of this reproduction (the runner given to
-    :func:`~cvxrank.experiments.backends.run_tasks`)."""
-    if isinstance(task, StochasticTask):
-        return run_stochastic(task)
-    if isinstance(task, CertifiedTask):
-        return run_certified(task)
-    if isinstance(task, ZeroTask):
-        return run_zero(task)
-    if isinstance(task, Task):
-        return run_task(task)
-    raise TypeError(f"not a task of this reproduction: {type(task).__name__}")
-
-
 # -- selection ---------------------------------------------------------------------------
-@dataclass
-class GridPoint:
-    """One grid point of one fold, its measures averaged over the seeds.
-
-    Attributes
-    ----------
-    params : dict
-        ``{"C", "eta0", "T"}`` (RankMM) or ``{"C"}`` (RankSVM).
-    measures : dict
-        ``{"vali": ..., "test": ...}``, each the mean over the seeds that ran.
-    relative_gap : float
-        Mean relative duality gap of the model (RankSVM: its certified gap).
-    w_norm : float
-        Mean ``||w||``.
-    n_runs : int
-        Seeds that ran (0: the point failed).
-    error : str or None
-    """
-
-    params: dict[str, float]
-    measures: dict[str, dict[str, float]]
-    relative_gap: float
-    w_norm: float
-    n_runs: int
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Whether any seed ran (what :func:`~cvxrank.experiments.selection.select_best`
-        reads)."""
-        return self.n_runs > 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain values."""
-        return {"params": self.params, "ok": self.ok, "n_runs": self.n_runs,
-                "relative_gap": self.relative_gap, "w_norm": self.w_norm,
-                "error": self.error, **self.measures}
-
-
-def _mean_measures(items: Sequence[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
-    return {split: {key: float(np.mean([m[split][key] for m in items]))
-                    for key in items[0][split]} for split in items[0]}
-
-
 def rankmm_points(results: Sequence[StochasticResult], C_grid: Sequence[float],
-                  eta0_grid: Sequence[float], T_grid: Sequence[int]) -> list[GridPoint]:
+                  eta0_grid: Sequence[float], T_grid: Sequence[int]) -> list[Point]:
     """The grid points (C, eta0, T) of one fold and loss in the grid's order (C, then eta0,
     then T increasing), each averaged over the seeds of ``results`` that ran."""
     by_point: dict[tuple[float, float], list[StochasticResult]] = {}
@@ -372,67 +338,13 @@ def rankmm_points(results: Sequence[StochasticResult], C_grid: Sequence[float],
             for T in T_grid:
                 params = {"C": C, "eta0": eta0, "T": T}
                 if not good:
-                    error = runs[0].error if runs else "not run"
-                    points.append(GridPoint(params, {}, math.nan, math.nan, 0, error))
+                    points.append(Point.failed(params, runs[0].error if runs else "not run",
+                                               STATS))
                     continue
-                points.append(GridPoint(
-                    params, _mean_measures([r.measures[T] for r in good]),
-                    float(np.mean([r.gaps[T] for r in good])),
-                    float(np.mean([r.w_norms[T] for r in good])), len(good)))
+                points.append(Point.mean_of(params, [r.measures[T] for r in good],
+                                            {"relative_gap": [r.gaps[T] for r in good],
+                                             "w_norm": [r.w_norms[T] for r in good]}))
     return points
-
-
-def ranksvm_points(results: Sequence[TaskResult]) -> list[GridPoint]:
-    """RankSVM's grid points (C increasing) from the standard task results."""
-    points = []
-    for r in results:
-        if not r.ok:
-            points.append(GridPoint(dict(r.task.params), {}, math.nan, math.nan, 0, r.error))
-            continue
-        d = r.sizes["train"]["n_features"]
-        points.append(GridPoint(dict(r.task.params), dict(r.measures), r.run.relative_gap,
-                                float(np.linalg.norm(r.run.w[:d])), 1))
-    return points
-
-
-@dataclass
-class Choice:
-    """One method's selected model on one fold.
-
-    Attributes
-    ----------
-    method : str
-        ``"RankMM-1"`` ... or ``"RankSVM"``.
-    fold : int
-    selected : int
-        Position of the selected point in ``points``.
-    points : list of GridPoint
-        Every grid point of the fold, in the grid's order.
-    """
-
-    method: str
-    fold: int
-    selected: int
-    points: list[GridPoint]
-
-    @property
-    def best(self) -> GridPoint:
-        """The selected point."""
-        return self.points[self.selected]
-
-    def to_dict(self, *, with_points: bool = True) -> dict[str, Any]:
-        """Plain values (the selection, its measures and, by default, every point)."""
-        out = {"method": self.method, "fold": self.fold, "selected": self.best.params,
-               "validation": self.best.measures["vali"], "test": self.best.measures["test"],
-               "relative_gap": self.best.relative_gap, "w_norm": self.best.w_norm}
-        if with_points:
-            out["points"] = [p.to_dict() for p in self.points]
-        return out
-
-
-def choose(method: str, fold: int, points: list[GridPoint]) -> Choice:
-    """Select by validation MAP (:data:`TIE_BREAK`)."""
-    return Choice(method, fold, select_best(points, SELECT), points)  # type: ignore[arg-type]
 
 
 # -- the whole experiment ----------------------------------------------------------------
@@ -479,16 +391,14 @@ class Fig1Result:
 
     def mean(self, method: str) -> dict[str, float]:
         """Five-fold (all folds') mean of the selected models' test measures."""
-        tests = [c.best.measures["test"] for c in self.choices[method]]
-        return {key: float(np.mean([t[key] for t in tests])) for key in tests[0]}
+        return fold_mean(self.choices[method])
 
     def certified_mean(self, loss: str) -> dict[str, float] | None:
         """Mean test measures of the certified optima (None when a fold has none)."""
         runs = self.certified.get(loss, [])
         if not runs or not all(r.ok for r in runs):
             return None
-        return {key: float(np.mean([r.measures["test"][key] for r in runs]))
-                for key in runs[0].measures["test"]}
+        return mean_measures([r.measures["test"] for r in runs])
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (for ``--json`` and the JSON file)."""
@@ -510,80 +420,127 @@ class Fig1Result:
         }
 
 
-def check_fig1_options(*, C_grid: Sequence[float], eta0_grid: Sequence[float],
-                       T_grid: Sequence[int], ranksvm_C: Sequence[float],
-                       seeds: Sequence[int], certified_solver: str = "auto") -> None:
-    """Refuse empty grids, values that are not finite and positive, negative seeds and an
-    unknown certified solver.
+@dataclass(frozen=True)
+class Fig1Config(LetorConfig):
+    """Every option of :func:`run_fig1` (beside :class:`~cvxrank.experiments.config.
+    LetorConfig`'s folder, folds, training queries and execution).
 
-    Raises
-    ------
-    ValueError
-        Naming the option.
-    """
-    for name, values in (("C", C_grid), ("eta0", eta0_grid), ("T", T_grid),
-                         ("RankSVM C", ranksvm_C)):
-        if not values:
-            raise ValueError(f"the {name} grid is empty")
-        bad = [v for v in values if not (math.isfinite(float(v)) and float(v) > 0)]
-        if bad:
-            raise ValueError(f"the {name} grid needs finite values > 0, got {bad[0]}")
-    record_interval([int(t) for t in T_grid])
-    if not seeds or min(seeds) < 0:
-        raise ValueError(f"seeds must be >= 0, got {list(seeds)}")
-    from cvxrank.fitting import available_solvers
-
-    known = available_solvers()
-    if certified_solver.lower() != "auto" and certified_solver.lower() not in known:
-        raise ValueError(f"unknown certified solver {certified_solver!r}; expected auto or one "
-                         f"of {', '.join(known)}")
-
-
-def run_fig1(
-    data_dir: str | Path,
-    *,
-    folds: Sequence[int] | None = None,
-    seeds: Sequence[int] = (0,),
-    C_grid: Sequence[float] = C_GRID,
-    eta0_grid: Sequence[float] = ETA0_GRID,
-    T_grid: Sequence[int] = T_GRID,
-    ranksvm_C: Sequence[float] = RANKSVM_C_GRID,
-    certified: bool = True,
-    certified_solver: str = "auto",
-    certified_time_budget: float | None = None,
-    max_train_queries: int | None = None,
-    backend: str = "sequential",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    blas_threads: int | None = 1,
-    progress: Progress | None = None,
-    progress_bar: bool = False,
-) -> Fig1Result:
-    """Fig. 1's protocol on the folds of ``data_dir`` (module docstring).
-
-    Parameters
+    Attributes
     ----------
-    data_dir : path
-        The LETOR 3.0 OHSUMED ``QueryLevelNorm`` folder holding ``Fold1`` ...
-    folds : sequence of int or None
-        Fold numbers (None: every ``FoldK`` folder).
-    seeds : sequence of int
+    seeds : tuple of int
         Seeds of the stochastic runs; a grid point's measures are their mean.
-    C_grid, eta0_grid, T_grid : sequences
-        The paper's grids by default.
-    ranksvm_C : sequence of float
+    C_grid, eta0_grid, T_grid : tuples
+        The paper's grids by default (one run of ``max(T_grid)`` steps serves every T).
+    ranksvm_C : tuple of float
         The RankSVM baseline's C grid.
     certified : bool
         Also fit each RankMM at its certified optimum for the selected C.
     certified_solver : str
         The solver of those fits (``"auto"``: :func:`cvxrank.fitting.default_solver`).
     certified_time_budget : float or None
-        Solver seconds per certified fit.
-    max_train_queries : int or None
-        Train on each fold's first this many queries (quick checks).
-    backend, workers, scheduler, blas_threads :
-        As in :func:`cvxrank.experiments.backends.run_tasks`.
-    progress : callable or None
+        Solver seconds per certified fit (None: the solver's own limits).
+
+    Raises
+    ------
+    ValueError
+        For an empty grid, a value that is not finite and positive, a T grid without a
+        common record interval, negative seeds, an unknown certified solver, bad training
+        queries or backend options.
+    """
+
+    #: ``--quick``: C = 10, two eta0, T in 100 250, one RankSVM C, the first 20 training
+    #: queries.
+    QUICK: ClassVar[dict[str, Any]] = {"C_grid": (10.0,), "eta0_grid": (1e-3, 1e-2),
+                                       "T_grid": (100, 250), "ranksvm_C": (1e-4,),
+                                       "max_train_queries": 20}
+
+    seeds: tuple[int, ...] = (0,)
+    C_grid: tuple[float, ...] = C_GRID
+    eta0_grid: tuple[float, ...] = ETA0_GRID
+    T_grid: tuple[int, ...] = T_GRID
+    ranksvm_C: tuple[float, ...] = RANKSVM_C_GRID
+    certified: bool = True
+    certified_solver: str = "auto"
+    certified_time_budget: float | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, values in (("C", self.C_grid), ("eta0", self.eta0_grid), ("T", self.T_grid),
+                             ("RankSVM C", self.ranksvm_C)):
+            check_grid(name, values)
+        record_interval([int(t) for t in self.T_grid])
+        check_seeds(self.seeds)
+        from cvxrank.fitting import available_solvers
+
+        known = available_solvers()
+        solver = self.certified_solver.lower()
+        if solver != "auto" and solver not in known:
+            raise ValueError(f"unknown certified solver {self.certified_solver!r}; expected "
+                             f"auto or one of {', '.join(known)}")
+        normalize(self, seeds=increasing(self.seeds, int), C_grid=increasing(self.C_grid),
+                  eta0_grid=increasing(self.eta0_grid), T_grid=increasing(self.T_grid, int),
+                  ranksvm_C=increasing(self.ranksvm_C))
+
+
+def grid_tasks(config: Fig1Config, sources: dict[int, LetorFold]) -> list[tuple[str, Any]]:
+    """The ``(kind, task)`` pairs of the grid, fold-major (so that a worker runs one fold's
+    tasks together): the zero tests, the stochastic runs, the RankSVM fits."""
+    tasks: list[tuple[str, Any]] = []
+    n = config.max_train_queries
+    for source in sources.values():
+        tasks += [("zero", ZeroTask(source, loss, n)) for loss in LABELS]
+        tasks += [("stochastic", StochasticTask(source, loss, C, eta0, seed, config.T_grid, n))
+                  for loss in LABELS for C in config.C_grid for eta0 in config.eta0_grid
+                  for seed in config.seeds]
+        tasks += [("ranksvm", Task(source=source, method="ranksvm", loss="hinge",
+                                   params={"C": C}, solver="auto", tol=CERTIFIED_TOL,
+                                   evaluate_on=("vali", "test"), preset=PRESET, k=K,
+                                   max_train_queries=n))
+                  for C in config.ranksvm_C]
+    return tasks
+
+
+def grid_choices(config: Fig1Config, sources: dict[int, LetorFold],
+                 results: dict[str, list[Any]]
+                 ) -> tuple[dict[str, list[Choice]], dict[str, list[dict[str, Any]]]]:
+    """Each method's choice per fold (``{method: [Choice per fold]}``) and the zero tests
+    (``{loss: [check per fold]}``) from the results of :func:`grid_tasks` by kind."""
+    choices: dict[str, list[Choice]] = {label: [] for label in LABELS.values()}
+    choices[RANKSVM] = []
+    zero: dict[str, list[dict[str, Any]]] = {loss: [] for loss in LABELS}
+    for k, source in sources.items():
+        for loss, label in LABELS.items():
+            runs = [r for r in results["stochastic"]
+                    if r.task.source == source and r.task.loss == loss]
+            points = rankmm_points(runs, config.C_grid, config.eta0_grid, config.T_grid)
+            choices[label].append(choose(label, k, points, SELECT))
+            check = next(r for r in results["zero"]
+                         if r.task.source == source and r.task.loss == loss)
+            zero[loss].append({"fold": k, **check.check, "time": check.time})
+        svm = [r for r in results["ranksvm"] if r.task.source == source]
+        choices[RANKSVM].append(choose(RANKSVM, k, task_points(svm, RANKSVM_STATS), SELECT))
+    return choices, zero
+
+
+def certified_tasks(config: Fig1Config, sources: dict[int, LetorFold],
+                    choices: dict[str, list[Choice]],
+                    zero: dict[str, list[dict[str, Any]]]) -> list[CertifiedTask]:
+    """The certified optimum of every loss at each fold's selected C, fold-major (w = 0 the
+    fallback where the zero test proved it optimal)."""
+    return [CertifiedTask(source, loss, choices[label][j].best.params["C"],
+                          config.certified_solver, CERTIFIED_TOL, config.certified_time_budget,
+                          bool(zero[loss][j]["zero_optimal"]), config.max_train_queries)
+            for j, source in enumerate(sources.values()) for loss, label in LABELS.items()]
+
+
+def run_fig1(config: Fig1Config, *, log: Log | None = None,
+             progress_bar: bool = False) -> Fig1Result:
+    """Fig. 1's protocol on the folds of ``config.data`` (module docstring).
+
+    Parameters
+    ----------
+    config : Fig1Config
+    log : callable or None
         Called with one line per phase.
     progress_bar : bool
         A progress bar on stderr while tasks run.
@@ -596,90 +553,50 @@ def run_fig1(
     ------
     FileNotFoundError
         For a missing folder or split file (before any task runs).
-    ValueError
-        For bad grids, seeds, backend options.
     CvxrankError
         For a malformed data file, or when every point of a fold failed.
     """
-    check_fig1_options(C_grid=C_grid, eta0_grid=eta0_grid, T_grid=T_grid,
-                       ranksvm_C=ranksvm_C, seeds=seeds, certified_solver=certified_solver)
-    check_backend(backend, workers=workers, scheduler=scheduler)
-    if max_train_queries is not None and max_train_queries < 1:
-        raise ValueError(f"max_train_queries must be >= 1, got {max_train_queries}")
-    C_grid, eta0_grid = sorted({float(c) for c in C_grid}), sorted({float(e) for e in eta0_grid})
-    T_grid, ranksvm_C = sorted({int(t) for t in T_grid}), sorted({float(c) for c in ranksvm_C})
-    seeds = sorted({int(s) for s in seeds})
-    folds = find_folds(data_dir) if folds is None else [int(f) for f in folds]
-    root = check_letor_dir(data_dir, folds)
-    sources = {k: LetorFold(str(root.resolve()), k) for k in folds}
-    say = progress or (lambda line: None)
-    options = {"backend": backend, "workers": workers, "scheduler": scheduler,
-               "blas_threads": blas_threads, "progress": progress_bar}
-
-    tasks: list[Any] = []
-    for k in folds:  # fold-major, so that a worker runs one fold's tasks together
-        tasks += [ZeroTask(sources[k], loss, max_train_queries) for loss in LABELS]
-        tasks += [StochasticTask(sources[k], loss, C, eta0, seed, tuple(T_grid),
-                                 max_train_queries)
-                  for loss in LABELS for C in C_grid for eta0 in eta0_grid for seed in seeds]
-        tasks += [Task(source=sources[k], method="ranksvm", loss="hinge", params={"C": C},
-                       solver="auto", tol=CERTIFIED_TOL, evaluate_on=("vali", "test"),
-                       preset=PRESET, k=K, max_train_queries=max_train_queries)
-                  for C in ranksvm_C]
-    n_runs = len(folds) * len(LABELS) * len(C_grid) * len(eta0_grid) * len(seeds)
-    say(f"grid: {len(tasks)} tasks ({n_runs} stochastic runs of {T_grid[-1]} steps, "
-        f"{len(folds) * len(ranksvm_C)} RankSVM fits, {len(folds) * len(LABELS)} zero tests) "
-        f"on the {backend} backend")
+    root, sources = config.fold_sources()
+    folds = list(sources)
+    say = log or (lambda line: None)
+    execution = config.execution
+    tasks = grid_tasks(config, sources)
+    n_runs = (len(folds) * len(LABELS) * len(config.C_grid) * len(config.eta0_grid)
+              * len(config.seeds))
+    say(f"grid: {len(tasks)} tasks ({n_runs} stochastic runs of {config.T_grid[-1]} steps, "
+        f"{len(folds) * len(config.ranksvm_C)} RankSVM fits, "
+        f"{len(folds) * len(LABELS)} zero tests) on the {execution.backend} backend")
     start = time.perf_counter()
-    results: list[Any] = [None] * len(tasks)
-    for i, result in run_tasks(tasks, runner=run_one, max_chunk=CHUNK_TASKS,
-                               desc="agarwal-collins grid", **options):
-        results[i] = result
+    results = execution.run_by_kind(tasks, max_chunk=CHUNK_TASKS, progress=progress_bar,
+                                    desc="agarwal-collins grid")
     grid_time = time.perf_counter() - start
-
-    choices: dict[str, list[Choice]] = {label: [] for label in LABELS.values()}
-    choices[RANKSVM] = []
-    zero: dict[str, list[dict[str, Any]]] = {loss: [] for loss in LABELS}
-    for k in folds:
-        mine = [r for r in results if r.task.source == sources[k]]
-        for loss, label in LABELS.items():
-            runs = [r for r in mine if isinstance(r, StochasticResult) and r.task.loss == loss]
-            choices[label].append(choose(label, k, rankmm_points(runs, C_grid, eta0_grid,
-                                                                 T_grid)))
-            check = next(r for r in mine if isinstance(r, ZeroResult) and r.task.loss == loss)
-            zero[loss].append({"fold": k, **check.check, "time": check.time})
-        svm = sorted((r for r in mine if isinstance(r, TaskResult)),
-                     key=lambda r: r.task.params["C"])
-        choices[RANKSVM].append(choose(RANKSVM, k, ranksvm_points(svm)))
+    choices, zero = grid_choices(config, sources, results)
     say(f"grid done in {grid_time:.1f} s")
 
     certified_runs: dict[str, list[CertifiedResult]] = {}
     cert_time = 0.0
-    if certified:
-        cert_tasks = [CertifiedTask(sources[k], loss, choices[label][j].best.params["C"],
-                                    certified_solver, CERTIFIED_TOL, certified_time_budget,
-                                    bool(zero[loss][j]["zero_optimal"]), max_train_queries)
-                      for j, k in enumerate(folds) for loss, label in LABELS.items()]
-        say(f"certified optima: {len(cert_tasks)} fits ({certified_solver}, relative gap "
-            f"{CERTIFIED_TOL:g}) at the selected C")
-        start = time.perf_counter()
-        fitted: list[Any] = [None] * len(cert_tasks)
-        for i, result in run_tasks(cert_tasks, runner=run_one, max_chunk=CHUNK_TASKS,
-                                   desc="agarwal-collins certified", **options):
-            fitted[i] = result
+    if config.certified:
+        cert_tasks = certified_tasks(config, sources, choices, zero)
+        say(f"certified optima: {len(cert_tasks)} fits ({config.certified_solver}, relative "
+            f"gap {CERTIFIED_TOL:g}) at the selected C")
+
+        def done(result: CertifiedResult) -> None:
             say(f"  fold {result.task.source.fold} {LABELS[result.task.loss]} C="
                 f"{result.task.C:g}: " + (f"{result.solver}, {result.time:.1f} s" if result.ok
                                           else f"failed ({result.error})"))
+
+        start = time.perf_counter()
+        fitted = execution.run(cert_tasks, on_result=done, max_chunk=CHUNK_TASKS,
+                               progress=progress_bar, desc="agarwal-collins certified")
         cert_time = time.perf_counter() - start
         certified_runs = {loss: [r for r in fitted if r.task.loss == loss] for loss in LABELS}
 
-    started = None if backend == "sequential" or scheduler else workers or os.cpu_count()
     return Fig1Result(
-        data_dir=str(root), folds=folds, seeds=seeds,
-        grid={"C": C_grid, "eta0": eta0_grid, "T": T_grid, "ranksvm_C": ranksvm_C},
-        choices=choices, certified=certified_runs, zero=zero, backend=backend,
-        workers=started, elapsed={"grid": grid_time, "certified": cert_time,
-                                  "total": grid_time + cert_time},
-        max_train_queries=max_train_queries, certified_solver=certified_solver,
-        n_tasks=len(tasks) + (len(folds) * len(LABELS) if certified else 0))
-
+        data_dir=str(root), folds=folds, seeds=list(config.seeds),
+        grid={"C": list(config.C_grid), "eta0": list(config.eta0_grid),
+              "T": list(config.T_grid), "ranksvm_C": list(config.ranksvm_C)},
+        choices=choices, certified=certified_runs, zero=zero, backend=execution.backend,
+        workers=execution.started_workers,
+        elapsed={"grid": grid_time, "certified": cert_time, "total": grid_time + cert_time},
+        max_train_queries=config.max_train_queries, certified_solver=config.certified_solver,
+        n_tasks=len(tasks) + (len(folds) * len(LABELS) if config.certified else 0))

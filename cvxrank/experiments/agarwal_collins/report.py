@@ -73,8 +73,8 @@ def fig1_markdown(result: Fig1Result) -> str:
              markdown_table(["method"] + [c.upper() for c in cols], rows), ""]
 
     sel = [[c.method, str(c.fold), _params(c.best.params), f"{c.best.measures['vali'][SELECT]:.4f}",
-            f"{c.best.measures['test'][SELECT]:.4f}", f"{c.best.relative_gap:.2e}",
-            f"{c.best.w_norm:.3g}"]
+            f"{c.best.measures['test'][SELECT]:.4f}", f"{c.best.stats['relative_gap']:.2e}",
+            f"{c.best.stats['w_norm']:.3g}"]
            for choices in result.choices.values() for c in choices]
     parts += ["Selected per fold (validation MAP; gap = relative duality gap of the selected "
               "model, mean over seeds):", "",
@@ -149,7 +149,7 @@ def fig1_rows(result: Fig1Result) -> tuple[list[str], list[dict[str, Any]]]:
         for c in choices:
             rows.append({"method": method, "fold": c.fold, **c.best.params,
                          "vali_map": c.best.measures["vali"][SELECT],
-                         "relative_gap": c.best.relative_gap, "w_norm": c.best.w_norm,
+                         **c.best.stats,
                          **{f"test_{k}": c.best.measures["test"][k] for k in keys}})
         rows.append({"method": method, "fold": "mean",
                      **{f"test_{k}": v for k, v in result.mean(method).items() if k in keys}})
@@ -177,8 +177,7 @@ def point_rows(result: Fig1Result) -> tuple[list[str], list[dict[str, Any]]]:
         for c in choices:
             for i, p in enumerate(c.points):
                 row = {"method": method, "fold": c.fold, **p.params, "selected": i == c.selected,
-                       "n_runs": p.n_runs, "relative_gap": p.relative_gap, "w_norm": p.w_norm,
-                       "error": p.error or ""}
+                       "n_runs": p.n_runs, **p.stats, "error": p.error or ""}
                 for split in ("vali", "test"):
                     row.update({f"{split}_{k}": v for k, v in p.measures.get(split, {}).items()
                                 if k in ("map", "ndcg@10", "p@10")})

@@ -18,7 +18,7 @@ Matlab code multiplies it by C/2, so the paper's "C = 1e-4 for Ohsumed" (Sect. 5
 * :mod:`~cvxrank.experiments.chapelle.fig3` (Sect. 5.2, Fig. 3): training time against n
   for the one-query, two-grade (AUC) problem, PRSVM against PRSVM+.
 * :mod:`~cvxrank.experiments.chapelle.reports`: their markdown tables, CSV files and the
-  figure's PNG (drawn by :func:`cvxrank.plots.plot_auc_scaling`).
+  figure's PNG (drawn by :func:`~cvxrank.experiments.chapelle.reports.plot_auc_scaling`).
 
 Times are wall-clock seconds of the whole training call *including its set-up* (building
 the pairs and the operator A for PRSVM, the sorted blocks for PRSVM+, the pairs and the

@@ -5,13 +5,13 @@ of Sect. 4.1) on n synthetic documents (:func:`auc_data`) with PRSVM and PRSVM+ 
 certified duality gap, timing each point by its median over repeats, with the Newton and CG
 iteration counts per n and least-squares slopes of log time against log n. Each (n, method)
 is one :class:`~cvxrank.experiments.tasks.Task` on a
-:class:`~cvxrank.experiments.sources.Synthetic` source, run in this process in order.
+:class:`~cvxrank.experiments.sources.Synthetic` source, run in this process in order;
+:class:`Fig3Config` holds every option.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,8 +20,9 @@ import numpy as np
 from cvxrank import tolerances
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, count_pairs
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.experiments.backends import run_tasks
+from cvxrank.experiments.backends import Execution, Log
 from cvxrank.experiments.chapelle import LABELS
+from cvxrank.experiments.config import ExperimentConfig, check_sequential, increasing, normalize
 from cvxrank.experiments.sources import Synthetic
 from cvxrank.experiments.tasks import Task, TaskResult
 from cvxrank.experiments.timing import fitted_slope
@@ -42,8 +43,6 @@ FIG3_NOISE = 1.0
 #: Default ``C * p`` of the Fig. 3 problem (``C = c0 / p``): on OHSUMED, C = 5e-5 with
 #: 280,000-420,000 pairs per fold gives C p of 14 to 21.
 FIG3_C0 = 10.0
-
-Progress = Callable[[str], None]
 
 
 def auc_source(n: int, *, d: int = FIG3_FEATURES, noise: float = FIG3_NOISE,
@@ -231,63 +230,9 @@ def _nbytes(X: Any) -> int:
     return int(np.asarray(X).nbytes)
 
 
-def check_fig3_options(sizes: Sequence[int], *, methods: Sequence[str] = FIG3_METHODS,
-                       d: int = FIG3_FEATURES, c0: float = FIG3_C0, C: float | None = None,
-                       repeat: int = 3, max_repeat: int = 25) -> list[int]:
-    """Validate the options of :func:`run_fig3`; return the sorted distinct sizes.
-
-    Raises
-    ------
-    ValueError
-        For an unknown method, sizes below 3, d < 1, c0 or C not finite and > 0, or
-        ``repeat`` not in ``[1, max_repeat]``.
-    """
-    unknown = [m for m in methods if m not in FIG3_METHODS]
-    if unknown or not methods:
-        raise ValueError(f"methods must be among {', '.join(FIG3_METHODS)}; got "
-                         f"{list(methods)}")
-    out = sorted({int(n) for n in sizes})
-    if not out or out[0] < 3:
-        raise ValueError(f"sizes must be integers >= 3 (two grades need a few documents); "
-                         f"got {list(sizes)}")
-    if d < 1:
-        raise ValueError(f"d must be >= 1, got {d}")
-    if C is not None and not (math.isfinite(C) and C > 0):
-        raise ValueError(f"C must be finite and > 0, got {C}")
-    if not (math.isfinite(c0) and c0 > 0):
-        raise ValueError(f"c0 must be finite and > 0, got {c0}")
-    if repeat < 1 or max_repeat < repeat:
-        raise ValueError(f"need 1 <= repeat <= max_repeat; got {repeat}, {max_repeat}")
-    return out
-
-
-def run_fig3(
-    sizes: Sequence[int] = FIG3_SIZES,
-    *,
-    methods: Sequence[str] = FIG3_METHODS,
-    d: int = FIG3_FEATURES,
-    noise: float = FIG3_NOISE,
-    seed: int = 0,
-    c0: float = FIG3_C0,
-    C: float | None = None,
-    tol: float = tolerances.NEWTON_GAP,
-    max_pairs: int = DEFAULT_MAX_PAIRS,
-    repeat: int = 3,
-    min_time: float = 0.2,
-    max_repeat: int = 25,
-    measure_memory: bool = False,
-    n_blas_threads: int | None = None,
-    progress: Progress | None = None,
-) -> ScalingResult:
-    r"""Chapelle & Keerthi (2010), Sect. 5.2, Fig. 3: training time against n for AUC.
-
-    The one-query, two-grade RankSVM (maximizing the AUC, the special case of Sect. 4.1) on
-    n documents of :func:`auc_data`, trained to a certified relative duality gap ``tol`` by
-    PRSVM (O(nd + p) per iteration, p ~ 2n^2/9 pairs) and PRSVM+ (O(nd + n log n)). PRSVM
-    is refused, not crashed, once ``build_pairs`` would build more than ``max_pairs``
-    pairs; the run is then marked ``"refused"`` with the library's message. The paper
-    trains on n = 1,200 ... 19,200 documents of RCV1 (CCAT) and cannot train PRSVM at
-    19,200 (about 10^8 pairs).
+@dataclass(frozen=True)
+class Fig3Config(ExperimentConfig):
+    r"""Every option of :func:`run_fig3`.
 
     **Choice of C.** With C fixed and p ~ n^2 growing, :math:`C p` (the weight of the
     loss term against the regularizer) grows like n^2: a different optimization problem at
@@ -298,11 +243,11 @@ def run_fig3(
     ``C`` to fix it instead; the Newton and CG iteration counts of every run are reported
     either way so that the slopes can be read against them.
 
-    Parameters
+    Attributes
     ----------
-    sizes : sequence of int
-        Numbers of documents n (default: the paper's 1,200 ... 19,200).
-    methods : sequence of str
+    sizes : tuple of int
+        Numbers of documents n (default: the paper's 1,200 ... 19,200; sorted, distinct).
+    methods : tuple of str
         Among :data:`FIG3_METHODS`.
     d : int
         Features (default 20: with few features the O(n log n) sort, not the O(nd)
@@ -328,44 +273,105 @@ def run_fig3(
     measure_memory : bool
         Also run each point once under ``tracemalloc`` and record the peak traced memory
         (a separate, untimed run: tracing slows allocation).
-    n_blas_threads : int or None
-        BLAS threads during the run (:func:`~cvxrank.experiments.timing.blas_threads`).
-    progress : callable, optional
-        Called with one line of text after each point.
-
-    Returns
-    -------
-    ScalingResult
+    execution : Execution
+        BLAS threads (the backend is sequential: the fits are timed one after the other).
 
     Raises
     ------
     ValueError
-        For an unknown method, sizes below 3, d < 1, c0 or C not > 0, repeat < 1.
+        For an unknown method, sizes below 3, d < 1, c0 or C not finite and > 0,
+        ``repeat`` not in ``[1, max_repeat]``, or a parallel backend.
     """
-    sizes = check_fig3_options(sizes, methods=methods, d=d, c0=c0, C=C, repeat=repeat,
-                               max_repeat=max_repeat)
+
+    sizes: tuple[int, ...] = FIG3_SIZES
+    methods: tuple[str, ...] = FIG3_METHODS
+    d: int = FIG3_FEATURES
+    noise: float = FIG3_NOISE
+    seed: int = 0
+    c0: float = FIG3_C0
+    C: float | None = None
+    tol: float = tolerances.NEWTON_GAP
+    max_pairs: int = DEFAULT_MAX_PAIRS
+    repeat: int = 3
+    min_time: float = 0.2
+    max_repeat: int = 25
+    measure_memory: bool = False
+    execution: Execution = Execution()
+
+    def __post_init__(self) -> None:
+        unknown = [m for m in self.methods if m not in FIG3_METHODS]
+        if unknown or not self.methods:
+            raise ValueError(f"methods must be among {', '.join(FIG3_METHODS)}; got "
+                             f"{list(self.methods)}")
+        sizes = increasing(self.sizes, int)
+        if not sizes or sizes[0] < 3:
+            raise ValueError(f"sizes must be integers >= 3 (two grades need a few "
+                             f"documents); got {list(self.sizes)}")
+        if self.d < 1:
+            raise ValueError(f"d must be >= 1, got {self.d}")
+        if self.C is not None and not (math.isfinite(self.C) and self.C > 0):
+            raise ValueError(f"C must be finite and > 0, got {self.C}")
+        if not (math.isfinite(self.c0) and self.c0 > 0):
+            raise ValueError(f"c0 must be finite and > 0, got {self.c0}")
+        if self.repeat < 1 or self.max_repeat < self.repeat:
+            raise ValueError(f"need 1 <= repeat <= max_repeat; got {self.repeat}, "
+                             f"{self.max_repeat}")
+        check_sequential(self.execution, "chapelle-fig3")
+        normalize(self, sizes=sizes, methods=tuple(self.methods))
+
+
+def run_fig3(config: Fig3Config, *, log: Log | None = None,
+             progress_bar: bool = False) -> ScalingResult:
+    r"""Chapelle & Keerthi (2010), Sect. 5.2, Fig. 3: training time against n for AUC.
+
+    The one-query, two-grade RankSVM (maximizing the AUC, the special case of Sect. 4.1) on
+    n documents of :func:`auc_data`, trained to a certified relative duality gap ``tol`` by
+    PRSVM (O(nd + p) per iteration, p ~ 2n^2/9 pairs) and PRSVM+ (O(nd + n log n)). PRSVM
+    is refused, not crashed, once ``build_pairs`` would build more than ``max_pairs``
+    pairs; the run is then marked ``"refused"`` with the library's message. The paper
+    trains on n = 1,200 ... 19,200 documents of RCV1 (CCAT) and cannot train PRSVM at
+    19,200 (about 10^8 pairs). The choice of C: :class:`Fig3Config`.
+
+    Parameters
+    ----------
+    config : Fig3Config
+    log : callable, optional
+        Called with one line of text after each point.
+    progress_bar : bool
+        A progress bar on stderr while each n's fits run.
+
+    Returns
+    -------
+    ScalingResult
+    """
     runs: list[ScalingRun] = []
-    source = {"d": d, "noise": noise, "seed": seed}
-    for n in sizes:
+    source = {"d": config.d, "noise": config.noise, "seed": config.seed}
+    for n in config.sizes:
         data = auc_data(n, **source)
         p = int(count_pairs(data).sum())
-        C_n = float(C) if C is not None else c0 / p
+        C_n = float(config.C) if config.C is not None else config.c0 / p
         tasks = [Task(source=auc_source(n, **source), method="ranksvm", loss="squared_hinge",
-                      params={"C": C_n, "max_pairs": max_pairs}, solver=method, tol=tol,
-                      repeat=repeat, min_time=min_time, max_repeat=max_repeat,
-                      measure_memory=measure_memory) for method in methods]
-        for _, result in run_tasks(tasks, blas_threads=n_blas_threads):
-            run = scaling_run(result, n_pairs=p, x_bytes=_nbytes(data.X))
+                      params={"C": C_n, "max_pairs": config.max_pairs}, solver=method,
+                      tol=config.tol, repeat=config.repeat, min_time=config.min_time,
+                      max_repeat=config.max_repeat, measure_memory=config.measure_memory)
+                 for method in config.methods]
+
+        def done(result: TaskResult, p: int = p, x_bytes: int = _nbytes(data.X)) -> None:
+            run = scaling_run(result, n_pairs=p, x_bytes=x_bytes)
             runs.append(run)
-            if progress is not None:
-                progress(f"n={n:,} p={p:,} {LABELS[run.method]}: " + (
+            if log is not None:
+                log(f"n={run.n:,} p={p:,} {LABELS[run.method]}: " + (
                     f"{run.time:.4f}s, {run.newton_iterations} Newton / {run.cg_total} CG "
                     "iterations" if run.status == "ok" else run.status))
+
+        config.execution.run(tasks, on_result=done, progress=progress_bar,
+                             desc=f"chapelle-fig3 n={n:,}")
     return ScalingResult(
-        runs=runs, sizes=sizes, methods=tuple(methods), d=int(d), noise=float(noise),
-        seed=int(seed), c_mode="fixed" if C is not None else "per-pair", c0=float(c0),
-        C_fixed=None if C is None else float(C), tol=float(tol), max_pairs=int(max_pairs),
-        repeat=int(repeat),
+        runs=runs, sizes=list(config.sizes), methods=config.methods, d=int(config.d),
+        noise=float(config.noise), seed=int(config.seed),
+        c_mode="fixed" if config.C is not None else "per-pair", c0=float(config.c0),
+        C_fixed=None if config.C is None else float(config.C), tol=float(config.tol),
+        max_pairs=int(config.max_pairs), repeat=int(config.repeat),
     )
 
 

@@ -1,10 +1,11 @@
-"""Chapelle & Keerthi's Table 3 and Fig. 3 as files: markdown tables, CSV and the PNG."""
+"""Chapelle & Keerthi's Table 3 and Fig. 3 as files: markdown tables, CSV and the PNG
+(:func:`plot_auc_scaling`)."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from cvxrank.experiments.chapelle.table3 import (
 )
 from cvxrank.experiments.reports import write_csv
 from cvxrank.tolerances import relative_gap
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 
 def table3_markdown(result: Table3Result) -> str:
@@ -208,7 +212,7 @@ def write_fig3(result: ScalingResult, out_dir: str | Path) -> dict[str, Path]:
     dict
         ``{"png": path, "csv": path, "markdown": path}``.
     """
-    from cvxrank.plots import new_figure, plot_auc_scaling
+    from cvxrank.plots import new_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -223,3 +227,56 @@ def write_fig3(result: ScalingResult, out_dir: str | Path) -> dict[str, Path]:
     md.write_text("# Chapelle & Keerthi (2010), Fig. 3: training time against n (AUC)\n\n"
                   + fig3_markdown(result), encoding="utf-8")
     return {"png": png, "csv": path, "markdown": md}
+
+
+def plot_auc_scaling(result: ScalingResult, ax: Axes | None = None) -> Axes:
+    """Chapelle & Keerthi's Fig. 3: log-log training time against n, fitted slopes in the
+    legend, and where a method was refused (too many pairs).
+
+    Parameters
+    ----------
+    result : ScalingResult
+    ax : matplotlib Axes or None
+        Drawn on (default: a new figure's axes).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from matplotlib.ticker import NullFormatter
+
+    from cvxrank.plots import axes_or_new
+
+    ax = axes_or_new(ax, figsize=(6.0, 4.5))
+    styles = {"prsvm": {"marker": "o", "color": "tab:blue"},
+              "prsvm+": {"marker": "s", "color": "tab:orange"}}
+    for method in result.methods:
+        ok = result.runs_of(method, ok_only=True)
+        style = styles.get(method, {})
+        if ok:
+            n = np.array([r.n for r in ok], dtype=float)
+            t = np.array([r.time for r in ok])
+            slope = result.slope(method)
+            label = LABELS[method] + (f" (slope {slope:.2f})" if np.isfinite(slope) else "")
+            ax.loglog(n, t, linestyle="-", label=label, **style)
+            if np.isfinite(slope) and n.size >= 2:
+                coef = np.polyfit(np.log(n), np.log(t), 1)
+                grid = np.geomspace(n.min(), n.max(), 50)
+                ax.loglog(grid, np.exp(np.polyval(coef, np.log(grid))), linestyle=":",
+                          color=style.get("color"), linewidth=1)
+        refused = result.refused_from(method)
+        if refused is not None:
+            ax.axvline(refused, linestyle="--", color=style.get("color", "gray"),
+                       linewidth=1,
+                       label=f"{LABELS[method]} refused from n = {refused:,} "
+                       f"(> {result.max_pairs:,} pairs)")
+    c_text = (f"C = {result.c0:g}/p" if result.c_mode == "per-pair"
+              else f"C = {result.C_fixed:g}")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("n (documents, one query, two grades)")
+    ax.set_ylabel("training time [s]")
+    ax.set_title(f"AUC optimization, d = {result.d}, {c_text} (Chapelle & Keerthi Fig. 3)",
+                 fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax

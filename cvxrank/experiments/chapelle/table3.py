@@ -7,24 +7,25 @@ PRSVM+ (:func:`~cvxrank.solvers.newton.solve_prsvm_plus`, Sect. 4) and scikit-le
 (:func:`~cvxrank.baselines.fit_linearsvc_pairs`, the same objective), and reports test
 NDCG@10 (LETOR 3.0 conventions), training time and final objective per fold, and how closely
 the three objectives agree. Each (fold, method) is one
-:class:`~cvxrank.experiments.tasks.Task`, run in this process in order.
+:class:`~cvxrank.experiments.tasks.Task`, run in this process in order; :class:`Table3Config`
+holds every option.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from cvxrank import tolerances
 from cvxrank.errors import CvxrankError
-from cvxrank.experiments.backends import run_tasks
+from cvxrank.experiments.backends import Log
 from cvxrank.experiments.chapelle import DEFAULT_C, LABELS
-from cvxrank.experiments.letor import check_letor_dir
+from cvxrank.experiments.config import LetorConfig, check_sequential, normalize
 from cvxrank.experiments.sources import LetorFold
 from cvxrank.experiments.tasks import Task, TaskResult
 from cvxrank.tolerances import relative_gap
@@ -52,7 +53,53 @@ FOLDS = (1, 2, 3, 4, 5)
 #: optimum that PRSVM and PRSVM+ certify).
 LINEARSVC_TOL = 1e-8
 
-Progress = Callable[[str], None]
+
+@dataclass(frozen=True)
+class Table3Config(LetorConfig):
+    """Every option of :func:`run_table3` (beside :class:`~cvxrank.experiments.config.
+    LetorConfig`'s folder, folds, training queries and BLAS threads; the backend is
+    sequential: the fits are timed one after the other).
+
+    Attributes
+    ----------
+    folds : tuple of int
+        Fold numbers (default :data:`FOLDS`).
+    C : float
+        C of eq. (1). The default 5e-5 is the paper's C = 1e-4 in its published code's
+        convention (loss term times C/2).
+    methods : tuple of str
+        Among :data:`TABLE3_METHODS`.
+    tol : float
+        Certified relative duality gap at which PRSVM and PRSVM+ stop.
+    linearsvc_tol : float
+        LIBLINEAR's tolerance (tight, so that it reaches the same optimum).
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, C <= 0, bad training queries or a parallel backend.
+    """
+
+    #: Table 3 reads no validation split.
+    SPLITS: ClassVar[tuple[str, ...]] = ("train", "test")
+
+    folds: tuple[int, ...] | None = FOLDS
+    C: float = DEFAULT_C
+    methods: tuple[str, ...] = TABLE3_METHODS
+    tol: float = tolerances.NEWTON_GAP
+    linearsvc_tol: float = LINEARSVC_TOL
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        unknown = [m for m in self.methods if m not in TABLE3_METHODS]
+        if unknown or not self.methods:
+            raise ValueError(f"methods must be among {', '.join(TABLE3_METHODS)}; got "
+                             f"{list(self.methods)}")
+        if not (math.isfinite(self.C) and self.C > 0):
+            raise ValueError(f"C must be finite and > 0, got {self.C}")
+        check_sequential(self.execution, "chapelle-table3")
+        normalize(self, methods=tuple(self.methods), C=float(self.C), tol=float(self.tol),
+                  linearsvc_tol=float(self.linearsvc_tol))
 
 
 @dataclass
@@ -281,18 +328,8 @@ def fold_result(results: Sequence[TaskResult]) -> FoldResult:
     )
 
 
-def run_table3(
-    data_dir: str | Path,
-    *,
-    C: float = DEFAULT_C,
-    folds: Sequence[int] = FOLDS,
-    methods: Sequence[str] = TABLE3_METHODS,
-    tol: float = tolerances.NEWTON_GAP,
-    linearsvc_tol: float = LINEARSVC_TOL,
-    max_train_queries: int | None = None,
-    n_blas_threads: int | None = None,
-    progress: Progress | None = None,
-) -> Table3Result:
+def run_table3(config: Table3Config, *, log: Log | None = None,
+               progress_bar: bool = False) -> Table3Result:
     """Chapelle & Keerthi (2010), Sect. 5.1, Table 3 on LETOR 3.0 OHSUMED.
 
     For each fold, trains the squared-hinge RankSVM of eq. (1) on ``FoldK/train.txt`` with
@@ -302,25 +339,11 @@ def run_table3(
 
     Parameters
     ----------
-    data_dir : path
-        The ``QueryLevelNorm`` folder holding ``Fold1`` ... ``Fold5``.
-    C : float
-        C of eq. (1). The default 5e-5 is the paper's C = 1e-4 in its published code's
-        convention (loss term times C/2).
-    folds : sequence of int
-        Fold numbers.
-    methods : sequence of str
-        Among :data:`TABLE3_METHODS`.
-    tol : float
-        Certified relative duality gap at which PRSVM and PRSVM+ stop.
-    linearsvc_tol : float
-        LIBLINEAR's tolerance (tight, so that it reaches the same optimum).
-    max_train_queries : int or None
-        Train on the first this many queries of each fold only (a quick check; None: all).
-    n_blas_threads : int or None
-        BLAS threads during the run (:func:`~cvxrank.experiments.timing.blas_threads`).
-    progress : callable, optional
+    config : Table3Config
+    log : callable, optional
         Called with one line of text after each fold.
+    progress_bar : bool
+        A progress bar on stderr while the fits run.
 
     Returns
     -------
@@ -331,33 +354,29 @@ def run_table3(
     FileNotFoundError
         Naming a missing folder or split file (checked before any training).
     ValueError
-        For an unknown method, C <= 0 or a malformed data file (file and line).
+        For a malformed data file (file and line).
     CvxrankError
         When a method fails on a fold.
     """
-    unknown = [m for m in methods if m not in TABLE3_METHODS]
-    if unknown or not methods:
-        raise ValueError(f"methods must be among {', '.join(TABLE3_METHODS)}; got "
-                         f"{list(methods)}")
-    if not (math.isfinite(C) and C > 0):
-        raise ValueError(f"C must be finite and > 0, got {C}")
-    if max_train_queries is not None and max_train_queries < 1:
-        raise ValueError(f"max_train_queries must be >= 1, got {max_train_queries}")
-    root = check_letor_dir(data_dir, folds, splits=("train", "test"))
-    tasks = table3_tasks(root, C=C, folds=folds, methods=methods, tol=tol,
-                         linearsvc_tol=linearsvc_tol, max_train_queries=max_train_queries)
+    root, folds = config.letor_folds()
+    methods = config.methods
+    tasks = table3_tasks(root, C=config.C, folds=folds, methods=methods, tol=config.tol,
+                         linearsvc_tol=config.linearsvc_tol,
+                         max_train_queries=config.max_train_queries)
     results: list[TaskResult] = []
     folds_done = []
-    for _, result in run_tasks(tasks, blas_threads=n_blas_threads):
+
+    def done(result: TaskResult) -> None:  # sequential: a fold's methods arrive together
         results.append(result)
         if len(results) % len(methods) == 0:
             fold = fold_result(results[-len(methods):])
             folds_done.append(fold)
-            if progress is not None:
-                progress(f"fold {fold.fold}: " + ", ".join(
+            if log is not None:
+                log(f"fold {fold.fold}: " + ", ".join(
                     f"{LABELS[m]} NDCG@10 {r.ndcg10:.4f} in {r.time:.2f}s"
                     for m, r in fold.runs.items()))
-    return Table3Result(data_dir=str(root), C=float(C), tol=float(tol),
-                        linearsvc_tol=float(linearsvc_tol), methods=tuple(methods),
-                        folds=folds_done, max_train_queries=max_train_queries)
 
+    config.execution.run(tasks, on_result=done, progress=progress_bar, desc="chapelle-table3")
+    return Table3Result(data_dir=str(root), C=config.C, tol=config.tol,
+                        linearsvc_tol=config.linearsvc_tol, methods=methods,
+                        folds=folds_done, max_train_queries=config.max_train_queries)

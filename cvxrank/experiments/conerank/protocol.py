@@ -29,8 +29,11 @@ For each fold of the LETOR 4.0 folder, on the z-scored splits
    second-moment (non-centred) matrix of the p normalized ordered pair differences (5) of the
    training set, sorted decreasingly, and their cumulative energy.
 
-Every task runs in any process (:func:`~cvxrank.experiments.backends.run_tasks` with
-:func:`run_one`); the ConeRank runs are the long ones.
+:class:`Table1Config` holds every option of the reproduction (``Table1Config.quick()``: the
+small run for checks); :func:`run_table1` runs it. Every task carries its own ``run()`` and
+runs in any process (:class:`~cvxrank.experiments.backends.Execution`); the ConeRank runs
+are the long ones. The points, choices and means are those of
+:mod:`cvxrank.experiments.selection`.
 """
 
 from __future__ import annotations
@@ -38,15 +41,14 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from cvxrank.errors import PairLimitError, SolverError
-from cvxrank.experiments.backends import check_backend, run_tasks
+from cvxrank.experiments.backends import Log
 from cvxrank.experiments.conerank import (
     ENERGY_LEVELS,
     K_GRID,
@@ -62,9 +64,23 @@ from cvxrank.experiments.conerank import (
     SWEEP_VARIANTS,
 )
 from cvxrank.experiments.conerank.standardize import StandardizedFold
-from cvxrank.experiments.letor import check_letor_dir, find_folds
-from cvxrank.experiments.selection import TIE_BREAK, select_best
-from cvxrank.experiments.tasks import Task, TaskResult, run_task
+from cvxrank.experiments.config import (
+    LetorConfig,
+    check_grid,
+    check_positive_int,
+    check_seeds,
+    increasing,
+    normalize,
+)
+from cvxrank.experiments.selection import (
+    TIE_BREAK,
+    Choice,
+    Point,
+    choose,
+    fold_mean,
+    task_points,
+)
+from cvxrank.experiments.tasks import Task, TaskResult, evaluate_scores, training_data
 
 #: The measure that selects (validation MAP, as LETOR's baselines).
 SELECT = "map"
@@ -77,7 +93,12 @@ K_CUT = 10
 #: test.
 SPLITS = ("vali", "test", "test_votes")
 
-Progress = Callable[[str], None]
+#: The stats of a point (:class:`~cvxrank.experiments.selection.Point`): ConeRank's
+#: objective (18), RankSVM's primal objective.
+STATS = ("objective",)
+
+#: How RankSVM's fits give them.
+RANKSVM_STATS = {"objective": lambda r: r.run.objective}
 
 
 # -- tasks -------------------------------------------------------------------------------
@@ -107,6 +128,45 @@ class ConeTask:
     mu: float
     max_train_queries: int | None = None
 
+    def run(self) -> ConeResult:
+        """Build ConeRank on the task's training data, run Alg. 1 for ``passes`` passes
+        and evaluate the basis after each."""
+        from cvxrank.formulations.conerank import ConeRank
+        from cvxrank.solvers.conerank import solve_stochastic
+
+        train = training_data(self)
+        start = time.perf_counter()
+        try:
+            f = ConeRank(train, K=self.K, alpha=PAPER_ALPHA)
+        except (PairLimitError, ValueError) as exc:
+            return ConeResult(self, {}, {}, 0, 0, 0.0, time.perf_counter() - start,
+                              error=str(exc), pid=os.getpid())
+        measures: dict[int, dict[str, dict[str, float]]] = {}
+        objective: dict[int, float] = {}
+
+        def record(k: int, w: np.ndarray, alpha: Any, trace: Any) -> bool:
+            U, _ = f.split(w)
+            objective[k] = float(trace.primal[-1])
+            if not np.all(np.isfinite(U)):
+                raise FloatingPointError(f"basis not finite after {k} passes")
+            measures[k] = evaluate_basis(self.source, U)
+            return False
+
+        try:
+            # The recorder calls back after every pass but the last; the last is the run's
+            # point.
+            run = solve_stochastic(f, max_iter=self.passes, seed=self.seed, callback=record,
+                                   variant=self.variant, mu=self.mu)  # type: ignore[arg-type]
+            if run.n_iter != self.passes:
+                raise SolverError(f"{run.n_iter} passes made, {self.passes} asked "
+                                  f"({run.message})")
+            record(self.passes, run.w, None, run.trace)
+        except (SolverError, FloatingPointError) as exc:
+            return ConeResult(self, {}, {}, f.pairs.n_pairs, f.pairs.n_queries, 0.0,
+                              time.perf_counter() - start, error=str(exc), pid=os.getpid())
+        return ConeResult(self, measures, objective, f.pairs.n_pairs, f.pairs.n_queries,
+                          float(run.time), time.perf_counter() - start, pid=os.getpid())
+
 
 @dataclass(frozen=True)
 class SpectrumTask:
@@ -115,10 +175,17 @@ class SpectrumTask:
     source: StandardizedFold
     max_train_queries: int | None = None
 
+    def run(self) -> SpectrumResult:
+        """:func:`pair_spectrum` of the task's training data."""
+        start = time.perf_counter()
+        lam, p, rho = pair_spectrum(training_data(self))
+        constant = [int(j) + 1 for j in self.source.standardization().constant]
+        return SpectrumResult(self, lam, p, rho, constant, time.perf_counter() - start)
+
 
 @dataclass
 class ConeResult:
-    """What :func:`run_cone` returns (plain values).
+    """What :meth:`ConeTask.run` returns (plain values).
 
     Attributes
     ----------
@@ -148,10 +215,20 @@ class ConeResult:
     error: str | None = None
     pid: int = 0
 
+    def summary(self) -> str:
+        """One progress line: the run, its time and its best validation MAP."""
+        t = self.task
+        if self.error:
+            return f"{LABELS[t.variant]} K={t.K} seed {t.seed}: failed ({self.error})"
+        best = max(range(1, t.passes + 1), key=lambda p: self.measures[p]["vali"][SELECT])
+        return (f"{LABELS[t.variant]} K={t.K} seed {t.seed}: {t.passes} passes in "
+                f"{self.time:.1f} s, best vali MAP {self.measures[best]['vali'][SELECT]:.4f}"
+                f" at pass {best}")
+
 
 @dataclass
 class SpectrumResult:
-    """What :func:`run_spectrum` returns.
+    """What :meth:`SpectrumTask.run` returns.
 
     Attributes
     ----------
@@ -183,6 +260,11 @@ class SpectrumResult:
         """The fewest eigenvalues whose energy reaches ``level``."""
         return int(np.searchsorted(self.energy, level - 1e-12) + 1)
 
+    def summary(self) -> str:
+        """One progress line: the pairs and the eigenvalues holding 90% of the energy."""
+        return (f"spectrum of {self.n_pairs} pairs: 90% of the energy in "
+                f"{self.components_for(0.9)} eigenvalues")
+
     def to_dict(self) -> dict[str, Any]:
         return {"fold": self.task.source.fold, "n_pairs": self.n_pairs, "rho": self.rho,
                 "constant_features": self.constant_features,
@@ -191,19 +273,18 @@ class SpectrumResult:
                                for level in ENERGY_LEVELS}, "time": self.time}
 
 
-def training_data(task: ConeTask | SpectrumTask) -> Any:
-    """The task's z-scored training data (its first ``max_train_queries`` queries)."""
-    train = task.source.load("train")
-    if task.max_train_queries is not None and task.max_train_queries < train.n_queries:
-        train = train.subset(np.arange(task.max_train_queries))
-    return train
+def ranksvm_summary(result: TaskResult) -> str:
+    """One progress line of a RankSVM fit: its C, solver, time and validation MAP."""
+    C = result.task.params["C"]
+    if not result.ok:
+        return f"RankSVM C={C:g}: failed ({result.error})"
+    return (f"RankSVM C={C:g}: {result.run.solver} in {result.wall_time:.1f} s, "
+            f"vali MAP {result.measures['vali'][SELECT]:.4f}")
 
 
-def _evaluate(data: Any, scores: np.ndarray) -> dict[str, float]:
-    from cvxrank.metrics import evaluate
-
-    return {key: float(v) for key, v in
-            evaluate(data.y, scores, data.query_ptr, preset=PRESET, k=K_CUT).items()}
+#: The progress line of each kind of task's result.
+SUMMARIES = {"cone": ConeResult.summary, "ranksvm": ranksvm_summary,
+             "spectrum": SpectrumResult.summary}
 
 
 def evaluate_basis(source: StandardizedFold, U: np.ndarray) -> dict[str, dict[str, float]]:
@@ -213,49 +294,10 @@ def evaluate_basis(source: StandardizedFold, U: np.ndarray) -> dict[str, dict[st
 
     v = linear_direction(U)
     vali, test = source.load("vali"), source.load("test")
-    return {"vali": _evaluate(vali, np.asarray(vali.X @ v)),
-            "test": _evaluate(test, np.asarray(test.X @ v)),
-            "test_votes": _evaluate(test, vote_scores(U, test.X, test.query_ptr))}
-
-
-def run_cone(task: ConeTask) -> ConeResult:
-    """Build ConeRank on the task's training data, run Alg. 1 for ``passes`` passes and
-    evaluate the basis after each."""
-    from cvxrank.formulations.conerank import ConeRank
-    from cvxrank.solvers.conerank import solve_stochastic
-    from cvxrank.trace import SolverOptions
-
-    train = training_data(task)
-    start = time.perf_counter()
-    try:
-        f = ConeRank(train, K=task.K, alpha=PAPER_ALPHA)
-    except (PairLimitError, ValueError) as exc:
-        return ConeResult(task, {}, {}, 0, 0, 0.0, time.perf_counter() - start,
-                          error=str(exc), pid=os.getpid())
-    measures: dict[int, dict[str, dict[str, float]]] = {}
-    objective: dict[int, float] = {}
-
-    def record(k: int, w: np.ndarray, alpha: Any, trace: Any) -> bool:
-        U, _ = f.split(w)
-        objective[k] = float(trace.primal[-1])
-        if not np.all(np.isfinite(U)):
-            raise FloatingPointError(f"basis not finite after {k} passes")
-        measures[k] = evaluate_basis(task.source, U)
-        return False
-
-    try:
-        # The recorder calls back after every pass but the last; the last is the run's point.
-        run = solve_stochastic(f, SolverOptions(max_iter=task.passes, seed=task.seed,
-                                                callback=record),
-                               variant=task.variant, mu=task.mu)  # type: ignore[arg-type]
-        if run.n_iter != task.passes:
-            raise SolverError(f"{run.n_iter} passes made, {task.passes} asked ({run.message})")
-        record(task.passes, run.w, None, run.trace)
-    except (SolverError, FloatingPointError) as exc:
-        return ConeResult(task, {}, {}, f.pairs.n_pairs, f.pairs.n_queries, 0.0,
-                          time.perf_counter() - start, error=str(exc), pid=os.getpid())
-    return ConeResult(task, measures, objective, f.pairs.n_pairs, f.pairs.n_queries,
-                      float(run.time), time.perf_counter() - start, pid=os.getpid())
+    return {"vali": evaluate_scores(vali, np.asarray(vali.X @ v), preset=PRESET, k=K_CUT),
+            "test": evaluate_scores(test, np.asarray(test.X @ v), preset=PRESET, k=K_CUT),
+            "test_votes": evaluate_scores(test, vote_scores(U, test.X, test.query_ptr),
+                                          preset=PRESET, k=K_CUT)}
 
 
 def pair_spectrum(data: Any, *, alpha: float = PAPER_ALPHA,
@@ -270,145 +312,17 @@ def pair_spectrum(data: Any, *, alpha: float = PAPER_ALPHA,
     return np.linalg.eigvalsh(second)[::-1].copy(), pairs.n_pairs, pairs.rho
 
 
-def run_spectrum(task: SpectrumTask) -> SpectrumResult:
-    """:func:`pair_spectrum` of the task's training data."""
-    start = time.perf_counter()
-    lam, p, rho = pair_spectrum(training_data(task))
-    constant = [int(j) + 1 for j in task.source.standardization().constant]
-    return SpectrumResult(task, lam, p, rho, constant, time.perf_counter() - start)
-
-
-def run_one(task: Any) -> Any:
-    """Run any task of this reproduction (the runner of
-    :func:`~cvxrank.experiments.backends.run_tasks`)."""
-    if isinstance(task, ConeTask):
-        return run_cone(task)
-    if isinstance(task, SpectrumTask):
-        return run_spectrum(task)
-    if isinstance(task, Task):
-        return run_task(task)
-    raise TypeError(f"not a task of this reproduction: {type(task).__name__}")
-
-
 # -- selection ---------------------------------------------------------------------------
-@dataclass
-class Point:
-    """One candidate model of one fold, its measures averaged over the seeds.
-
-    Attributes
-    ----------
-    params : dict
-        ``{"passes": t}`` (ConeRank) or ``{"C": C}`` (RankSVM).
-    measures : dict
-        ``{"vali": ..., "test": ...}`` (ConeRank also ``"test_votes"``).
-    objective : float
-        Mean objective (ConeRank: (18); RankSVM: its primal).
-    n_runs : int
-        Seeds that ran.
-    error : str or None
-    """
-
-    params: dict[str, float]
-    measures: dict[str, dict[str, float]]
-    objective: float
-    n_runs: int
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Whether the point has measures (the selection skips the others)."""
-        return self.error is None and bool(self.measures)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"params": self.params, "objective": self.objective, "n_runs": self.n_runs,
-                "error": self.error, **self.measures}
-
-
-def _mean_measures(items: Sequence[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
-    return {split: {key: float(np.mean([m[split][key] for m in items]))
-                    for key in items[0][split]}
-            for split in items[0]}
-
-
 def cone_points(results: Sequence[ConeResult], passes: int) -> list[Point]:
     """The points t = 1..passes of one fold, variant and K, each averaged over the seeds of
     ``results`` that ran."""
     good = [r for r in results if r.error is None]
-    points = []
-    for t in range(1, passes + 1):
-        if not good:
-            error = results[0].error if results else "not run"
-            points.append(Point({"passes": t}, {}, math.nan, 0, error))
-            continue
-        points.append(Point({"passes": t}, _mean_measures([r.measures[t] for r in good]),
-                            float(np.mean([r.objective[t] for r in good])), len(good)))
-    return points
-
-
-def ranksvm_points(results: Sequence[TaskResult]) -> list[Point]:
-    """RankSVM's points (C increasing) from the standard task results."""
-    points = []
-    for r in sorted(results, key=lambda r: r.task.params["C"]):
-        if not r.ok:
-            points.append(Point(dict(r.task.params), {}, math.nan, 0, r.error))
-            continue
-        points.append(Point(dict(r.task.params), dict(r.measures), r.run.objective, 1))
-    return points
-
-
-@dataclass
-class Choice:
-    """One method's selected model on one fold.
-
-    Attributes
-    ----------
-    method : str
-        ``"ConeRank-SG"``, ``"ConeRank-EG"`` or ``"RankSVM"``.
-    fold : int
-    K : int or None
-        ConeRank's number of basis vectors (None for RankSVM).
-    selected : int
-        Position of the selected point in ``points``.
-    points : list of Point
-    time : float
-        Solver seconds of the runs behind the points (all seeds, all C).
-    """
-
-    method: str
-    fold: int
-    K: int | None
-    selected: int
-    points: list[Point]
-    time: float = 0.0
-
-    @property
-    def best(self) -> Point:
-        """The selected point."""
-        return self.points[self.selected]
-
-    def to_dict(self, *, with_points: bool = True) -> dict[str, Any]:
-        out = {"method": self.method, "fold": self.fold, "K": self.K,
-               "selected": self.best.params, "validation": self.best.measures["vali"],
-               "test": self.best.measures["test"], "objective": self.best.objective,
-               "n_runs": self.best.n_runs, "time": self.time}
-        if "test_votes" in self.best.measures:
-            out["test_votes"] = self.best.measures["test_votes"]
-        if with_points:
-            out["points"] = [p.to_dict() for p in self.points]
-        return out
-
-
-def choose(method: str, fold: int, K: int | None, points: list[Point],
-           time_: float = 0.0) -> Choice:
-    """Select by validation MAP (:data:`TIE_BREAK`)."""
-    return Choice(method, fold, K, select_best(points, SELECT), points,  # type: ignore[arg-type]
-                  time_)
-
-
-def mean_test(choices: Sequence[Choice], split: str = "test") -> dict[str, float]:
-    """Mean over the folds of the selected models' measures on ``split``."""
-    tests = [c.best.measures[split] for c in choices]
-    return {key: float(np.mean([t[key] for t in tests])) for key in tests[0]}
+    if not good:
+        error = results[0].error if results else "not run"
+        return [Point.failed({"passes": t}, error, STATS) for t in range(1, passes + 1)]
+    return [Point.mean_of({"passes": t}, [r.measures[t] for r in good],
+                          {"objective": [r.objective[t] for r in good]})
+            for t in range(1, passes + 1)]
 
 
 # -- the whole experiment ----------------------------------------------------------------
@@ -425,7 +339,8 @@ class Table1Result:
         ``sweep_variants``, ``sweep_seeds``, ``ranksvm_C``, ``ranksvm_loss``,
         ``ranksvm_tol``.
     choices : dict
-        ``{method: [Choice per fold]}`` for the table's methods (ConeRank at ``settings["K"]``).
+        ``{method: [Choice per fold]}`` for the table's methods (ConeRank at
+        ``settings["K"]``, its :attr:`~cvxrank.experiments.selection.Choice.setting`).
     sweep : dict
         ``{variant: {K: [Choice per fold]}}`` (Fig. 3).
     spectrum : list of SpectrumResult
@@ -456,11 +371,11 @@ class Table1Result:
 
     def mean(self, method: str, split: str = "test") -> dict[str, float]:
         """Fold mean of the selected models' measures."""
-        return mean_test(self.choices[method], split)
+        return fold_mean(self.choices[method], split)
 
     def sweep_mean(self, variant: str, K: int) -> dict[str, float]:
         """Fold mean of the test measures at K (Fig. 3)."""
-        return mean_test(self.sweep[variant][K])
+        return fold_mean(self.sweep[variant][K])
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (for ``--json`` and the JSON file)."""
@@ -492,210 +407,208 @@ class Table1Result:
         }
 
 
-def check_table1_options(*, K: int, K_grid: Sequence[int], passes: int, seeds: Sequence[int],
-                         mu: dict[str, float], ranksvm_C: Sequence[float],
-                         sweep_variants: Sequence[str]) -> None:
-    """Refuse bad numbers of basis vectors or passes, seeds, steps, C grid or variants.
+@dataclass(frozen=True)
+class Table1Config(LetorConfig):
+    """Every option of :func:`run_table1` (beside :class:`~cvxrank.experiments.config.
+    LetorConfig`'s folder, folds, training queries and execution).
+
+    Attributes
+    ----------
+    seeds : tuple of int
+        Seeds of the table's ConeRank runs; a pass's measures are their mean.
+    K : int
+        Basis vectors of the table's ConeRank (the paper: 10).
+    mu_sg, mu_eg : float
+        The steps of ConeRank-SG and ConeRank-EG (default the paper's 0.001 and 0.005).
+    passes : int
+        Passes of every run; the number of passes is selected in 1..passes.
+    K_grid : tuple of int
+        Fig. 3's K axis (empty: no sweep).
+    sweep_variants : tuple of str
+        Variants run at every K of ``K_grid`` (none without a ``K_grid``).
+    sweep_all_seeds : bool
+        Run the sweep with every seed (default: the first seed only).
+    ranksvm_C : tuple of float
+        The hinge RankSVM's C grid.
+    spectrum : bool
+        Compute Fig. 4.
 
     Raises
     ------
     ValueError
-        Naming the option.
+        Naming a bad option (K, passes, K grid, seeds, steps, C grid, variants, training
+        queries, backend).
     """
-    for name, value in [("K", K), ("passes", passes)] + [("K grid", k) for k in K_grid]:
-        if isinstance(value, bool) or int(value) != value or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if not seeds or min(seeds) < 0:
-        raise ValueError(f"seeds must be >= 0, got {list(seeds)}")
-    for variant, step in mu.items():
-        if variant not in LABELS:
-            raise ValueError(f"unknown variant {variant!r}; expected sg or eg")
-        if not (math.isfinite(step) and step > 0):
-            raise ValueError(f"mu ({variant}) must be finite and > 0, got {step}")
-    if not ranksvm_C:
-        raise ValueError("the RankSVM C grid is empty")
-    bad = [c for c in ranksvm_C if not (math.isfinite(float(c)) and float(c) > 0)]
-    if bad:
-        raise ValueError(f"the RankSVM C grid needs finite values > 0, got {bad[0]}")
-    unknown = [v for v in sweep_variants if v not in LABELS]
-    if unknown:
-        raise ValueError(f"unknown sweep variant {unknown[0]!r}; expected sg or eg")
+
+    #: ``--quick``: 3 passes, K in 2 4, two C, the first 50 training queries.
+    QUICK: ClassVar[dict[str, Any]] = {"passes": 3, "K_grid": (2, 4), "ranksvm_C": (1e-2, 1.0),
+                                       "max_train_queries": 50}
+
+    seeds: tuple[int, ...] = (0,)
+    K: int = PAPER_K
+    mu_sg: float = PAPER_MU["sg"]
+    mu_eg: float = PAPER_MU["eg"]
+    passes: int = PASSES
+    K_grid: tuple[int, ...] = K_GRID
+    sweep_variants: tuple[str, ...] = SWEEP_VARIANTS
+    sweep_all_seeds: bool = False
+    ranksvm_C: tuple[float, ...] = RANKSVM_C_GRID
+    spectrum: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, value in [("K", self.K), ("passes", self.passes)] + [("K grid", k) for k
+                                                                        in self.K_grid]:
+            check_positive_int(name, value)
+        check_seeds(self.seeds)
+        for variant, step in self.mu.items():
+            if not (math.isfinite(step) and step > 0):
+                raise ValueError(f"mu ({variant}) must be finite and > 0, got {step}")
+        check_grid("RankSVM C", self.ranksvm_C)
+        unknown = [v for v in self.sweep_variants if v not in LABELS]
+        if unknown:
+            raise ValueError(f"unknown sweep variant {unknown[0]!r}; expected sg or eg")
+        K_grid = increasing(self.K_grid, int)
+        normalize(self, seeds=increasing(self.seeds, int), K_grid=K_grid,
+                  ranksvm_C=increasing(self.ranksvm_C),
+                  sweep_variants=tuple(v for v in LABELS if v in set(self.sweep_variants))
+                  if K_grid else ())
+
+    @property
+    def mu(self) -> dict[str, float]:
+        """``{"sg": mu_sg, "eg": mu_eg}``."""
+        return {"sg": self.mu_sg, "eg": self.mu_eg}
+
+    @property
+    def sweep_seeds(self) -> tuple[int, ...]:
+        """The seeds of Fig. 3's sweep."""
+        return self.seeds if self.sweep_all_seeds else self.seeds[:1]
 
 
-def run_table1(
-    data_dir: str | Path,
-    *,
-    folds: Sequence[int] | None = None,
-    seeds: Sequence[int] = (0,),
-    K: int = PAPER_K,
-    mu: dict[str, float] | None = None,
-    passes: int = PASSES,
-    K_grid: Sequence[int] = K_GRID,
-    sweep_variants: Sequence[str] = SWEEP_VARIANTS,
-    sweep_all_seeds: bool = False,
-    ranksvm_C: Sequence[float] = RANKSVM_C_GRID,
-    spectrum: bool = True,
-    max_train_queries: int | None = None,
-    backend: str = "sequential",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    blas_threads: int | None = 1,
-    progress: Progress | None = None,
-    progress_bar: bool = False,
-) -> Table1Result:
-    """Table 1's MQ2008 row, Fig. 3 and Fig. 4 on the folds of ``data_dir`` (module
+def table1_tasks(config: Table1Config,
+                 sources: dict[int, StandardizedFold]) -> list[tuple[str, Any]]:
+    """The ``(kind, task)`` pairs of :func:`run_table1`, fold-major: every (fold, variant,
+    K, seed) ConeRank run once (the table's and the sweep's share K; inside a fold the long
+    runs first, EG then large K), the RankSVM grid, the spectrum."""
+    wanted: dict[tuple[int, str, int], list[int]] = {}
+    for k in sources:
+        for variant in LABELS:
+            wanted[(k, variant, config.K)] = list(config.seeds)
+        for variant in config.sweep_variants:
+            for kk in config.K_grid:
+                have = wanted.setdefault((k, variant, kk), [])
+                wanted[(k, variant, kk)] = sorted(set(have) | set(config.sweep_seeds))
+    tasks: list[tuple[str, Any]] = []
+    for k, source in sources.items():
+        cone = [ConeTask(source, variant, kk, seed, config.passes, config.mu[variant],
+                         config.max_train_queries)
+                for (fold, variant, kk), ss in wanted.items() if fold == k for seed in ss]
+        cone.sort(key=lambda t: (t.variant != "eg", -t.K, t.seed))
+        tasks += [("cone", t) for t in cone]
+        tasks += [("ranksvm", Task(source=source, method="ranksvm", loss=RANKSVM_LOSS,
+                                   params={"C": C}, solver="auto", tol=RANKSVM_TOL,
+                                   evaluate_on=("vali", "test"), preset=PRESET, k=K_CUT,
+                                   max_train_queries=config.max_train_queries))
+                  for C in config.ranksvm_C]
+        if config.spectrum:
+            tasks.append(("spectrum", SpectrumTask(source, config.max_train_queries)))
+    return tasks
+
+
+def run_table1(config: Table1Config, *, log: Log | None = None,
+               progress_bar: bool = False) -> Table1Result:
+    """Table 1's MQ2008 row, Fig. 3 and Fig. 4 on the folds of ``config.data`` (module
     docstring).
 
     Parameters
     ----------
-    data_dir : path
-        The LETOR 4.0 folder holding ``Fold1`` ... (MQ2008).
-    folds : sequence of int or None
-        Fold numbers (None: every ``FoldK`` folder).
-    seeds : sequence of int
-        Seeds of the ConeRank runs of the table; a pass's measures are their mean.
-    K : int
-        Basis vectors of the table's ConeRank (the paper: 10).
-    mu : dict or None
-        ``{"sg": step, "eg": step}`` (default the paper's 0.001 and 0.005).
-    passes : int
-        Passes of every run; the number of passes is selected in 1..passes.
-    K_grid : sequence of int
-        Fig. 3's K axis (empty: no sweep).
-    sweep_variants : sequence of str
-        Variants run at every K of ``K_grid``.
-    sweep_all_seeds : bool
-        Run the sweep with every seed (default: the first seed only).
-    ranksvm_C : sequence of float
-        The hinge RankSVM's C grid.
-    spectrum : bool
-        Compute Fig. 4.
-    max_train_queries : int or None
-        Train on each fold's first this many queries (quick checks).
-    backend, workers, scheduler, blas_threads :
-        As in :func:`cvxrank.experiments.backends.run_tasks`.
-    progress : callable or None
-        Called with one line per phase and per finished ConeRank run.
+    config : Table1Config
+    log : callable or None
+        Called with one line per phase and per finished task.
     progress_bar : bool
+        A progress bar on stderr while tasks run.
 
     Returns
     -------
     Table1Result
+
+    Raises
+    ------
+    FileNotFoundError
+        For a missing folder or split file (before any task runs).
+    CvxrankError
+        For a malformed data file, or when every point of a fold failed.
     """
-    mu = {**PAPER_MU, **(mu or {})}
-    check_table1_options(K=K, K_grid=K_grid, passes=passes, seeds=seeds, mu=mu,
-                         ranksvm_C=ranksvm_C, sweep_variants=sweep_variants)
-    check_backend(backend, workers=workers, scheduler=scheduler)
-    if max_train_queries is not None and max_train_queries < 1:
-        raise ValueError(f"max_train_queries must be >= 1, got {max_train_queries}")
-    seeds = sorted({int(s) for s in seeds})
-    K_grid = sorted({int(k) for k in K_grid})
-    ranksvm_C = sorted({float(c) for c in ranksvm_C})
-    sweep_variants = [v for v in LABELS if v in set(sweep_variants)] if K_grid else []
-    sweep_seeds = seeds if sweep_all_seeds else seeds[:1]
-    folds = find_folds(data_dir) if folds is None else [int(f) for f in folds]
-    root = check_letor_dir(data_dir, folds)
-    sources = {k: StandardizedFold(str(root.resolve()), k) for k in folds}
-    say = progress or (lambda line: None)
-
-    # Every (fold, variant, K, seed) run once: the table's and the sweep's share K.
-    wanted: dict[tuple[int, str, int], list[int]] = {}
-    for k in folds:
-        for variant in LABELS:
-            wanted[(k, variant, K)] = list(seeds)
-        for variant in sweep_variants:
-            for kk in K_grid:
-                have = wanted.setdefault((k, variant, kk), [])
-                wanted[(k, variant, kk)] = sorted(set(have) | set(sweep_seeds))
-    tasks: list[Any] = []
-    for k in folds:  # fold-major; inside a fold the long runs first (EG, then large K)
-        cone = [ConeTask(sources[k], variant, kk, seed, passes, mu[variant], max_train_queries)
-                for (fold, variant, kk), ss in wanted.items() if fold == k for seed in ss]
-        cone.sort(key=lambda t: (t.variant != "eg", -t.K, t.seed))
-        tasks += cone
-        tasks += [Task(source=sources[k], method="ranksvm", loss=RANKSVM_LOSS,
-                       params={"C": C}, solver="auto", tol=RANKSVM_TOL,
-                       evaluate_on=("vali", "test"), preset=PRESET, k=K_CUT,
-                       max_train_queries=max_train_queries) for C in ranksvm_C]
-        if spectrum:
-            tasks.append(SpectrumTask(sources[k], max_train_queries))
-    n_cone = sum(isinstance(t, ConeTask) for t in tasks)
-    say(f"{len(tasks)} tasks on the {backend} backend: {n_cone} ConeRank runs of {passes} "
-        f"passes (K = {K}, seeds {seeds}; Fig. 3: K in {K_grid}, {sweep_variants}, seeds "
-        f"{sweep_seeds}), {len(folds) * len(ranksvm_C)} RankSVM fits"
-        + (f", {len(folds)} spectra" if spectrum else ""))
+    root, sources = config.fold_sources(StandardizedFold)
+    folds = list(sources)
+    say = log or (lambda line: None)
+    tasks = table1_tasks(config, sources)
+    n_cone = sum(kind == "cone" for kind, _ in tasks)
+    say(f"{len(tasks)} tasks on the {config.execution.backend} backend: {n_cone} ConeRank "
+        f"runs of {config.passes} passes (K = {config.K}, seeds {list(config.seeds)}; Fig. 3: "
+        f"K in {list(config.K_grid)}, {list(config.sweep_variants)}, seeds "
+        f"{list(config.sweep_seeds)}), "
+        f"{len(folds) * len(config.ranksvm_C)} RankSVM fits"
+        + (f", {len(folds)} spectra" if config.spectrum else ""))
     start = time.perf_counter()
-    results: list[Any] = [None] * len(tasks)
-    for i, result in run_tasks(tasks, runner=run_one, max_chunk=1, backend=backend,
-                               workers=workers, scheduler=scheduler, blas_threads=blas_threads,
-                               progress=progress_bar, desc="conerank-table1"):
-        results[i] = result
-        say(_done_line(result, time.perf_counter() - start))
+
+    def done(kind: str, result: Any) -> None:
+        say(f"[{time.perf_counter() - start:7.1f} s] fold {result.task.source.fold} "
+            + SUMMARIES[kind](result))
+
+    results = config.execution.run_by_kind(tasks, on_result=done, max_chunk=1,
+                                           progress=progress_bar, desc="conerank-table1")
     elapsed = time.perf_counter() - start
+    choices, sweep = table1_choices(config, folds, results)
+    return Table1Result(
+        data_dir=str(root), folds=folds, seeds=list(config.seeds),
+        settings=table1_settings(config, sources), choices=choices, sweep=sweep,
+        spectrum=sorted(results.get("spectrum", []), key=lambda r: r.task.source.fold),
+        runs=[{"fold": r.task.source.fold, "variant": r.task.variant, "K": r.task.K,
+               "seed": r.task.seed, "passes": r.task.passes, "mu": r.task.mu, "time": r.time,
+               "wall_time": r.wall_time, "n_pairs": r.n_pairs, "n_queries": r.n_queries,
+               "error": r.error} for r in results.get("cone", [])],
+        backend=config.execution.backend, workers=config.execution.started_workers,
+        elapsed=elapsed, n_tasks=len(tasks), max_train_queries=config.max_train_queries)
 
-    cone_results = [r for r in results if isinstance(r, ConeResult)]
 
-    def runs_of(k: int, variant: str, kk: int, ss: Sequence[int]) -> list[ConeResult]:
-        return [r for r in cone_results if r.task.source.fold == k and r.task.variant == variant
-                and r.task.K == kk and r.task.seed in ss]
+def table1_choices(config: Table1Config, folds: Sequence[int],
+                   results: dict[str, list[Any]]
+                   ) -> tuple[dict[str, list[Choice]], dict[str, dict[int, list[Choice]]]]:
+    """The table's choices (``{method: [Choice per fold]}``, ConeRank at ``config.K``) and
+    Fig. 3's (``{variant: {K: [Choice per fold]}}``, the sweep's seeds) from the results of
+    :func:`table1_tasks` by kind."""
+    cone_results: list[ConeResult] = results.get("cone", [])
 
     def cone_choice(k: int, variant: str, kk: int, ss: Sequence[int]) -> Choice:
-        rs = runs_of(k, variant, kk, ss)
-        return choose(LABELS[variant], k, kk, cone_points(rs, passes),
-                      sum(r.time for r in rs))
+        rs = [r for r in cone_results if r.task.source.fold == k and r.task.variant == variant
+              and r.task.K == kk and r.task.seed in ss]
+        return choose(LABELS[variant], k, cone_points(rs, config.passes), SELECT,
+                      time=sum(r.time for r in rs), setting={"K": kk})
 
     choices: dict[str, list[Choice]] = {label: [] for label in LABELS.values()}
     choices[RANKSVM] = []
     for k in folds:
         for variant, label in LABELS.items():
-            choices[label].append(cone_choice(k, variant, K, seeds))
-        svm = [r for r in results if isinstance(r, TaskResult) and r.task.source.fold == k]
-        choices[RANKSVM].append(choose(RANKSVM, k, None, ranksvm_points(svm),
-                                       sum(sum(x.wall_times) for x in svm)))
-    sweep = {v: {kk: [cone_choice(k, v, kk, sweep_seeds) for k in folds] for kk in K_grid}
-             for v in sweep_variants}
-    spectra = sorted((r for r in results if isinstance(r, SpectrumResult)),
-                     key=lambda r: r.task.source.fold)
-    runs = [{"fold": r.task.source.fold, "variant": r.task.variant, "K": r.task.K,
-             "seed": r.task.seed, "passes": r.task.passes, "mu": r.task.mu, "time": r.time,
-             "wall_time": r.wall_time, "n_pairs": r.n_pairs, "n_queries": r.n_queries,
-             "error": r.error} for r in cone_results]
-    data = sources[folds[0]].load("train")
-    N = data.n_features
+            choices[label].append(cone_choice(k, variant, config.K, config.seeds))
+        svm = [r for r in results.get("ranksvm", []) if r.task.source.fold == k]
+        choices[RANKSVM].append(choose(RANKSVM, k, task_points(svm, RANKSVM_STATS), SELECT,
+                                       time=sum(sum(x.wall_times) for x in svm)))
+    sweep = {v: {kk: [cone_choice(k, v, kk, config.sweep_seeds) for k in folds]
+                 for kk in config.K_grid} for v in config.sweep_variants}
+    return choices, sweep
+
+
+def table1_settings(config: Table1Config,
+                    sources: dict[int, StandardizedFold]) -> dict[str, Any]:
+    """:attr:`Table1Result.settings`: the configuration's numbers, the normalization of the
+    data (N features, rho, c) and each fold's constant features."""
+    N = next(iter(sources.values())).load("train").n_features
     rho = math.sqrt(N)
-    started = None if backend == "sequential" or scheduler else workers or os.cpu_count()
-    settings = {"K": K, "mu": mu, "alpha": PAPER_ALPHA, "rho": rho, "c": 2.0 * rho,
-                "n_features": N, "passes": passes, "K_grid": K_grid,
-                "sweep_variants": sweep_variants, "sweep_seeds": sweep_seeds,
-                "ranksvm_C": ranksvm_C, "ranksvm_loss": RANKSVM_LOSS,
-                "ranksvm_tol": RANKSVM_TOL,
-                "constant_features": {k: [int(j) + 1 for j in
-                                          sources[k].standardization().constant]
-                                      for k in folds}}
-    return Table1Result(data_dir=str(root), folds=folds, seeds=seeds, settings=settings,
-                        choices=choices, sweep=sweep, spectrum=spectra, runs=runs,
-                        backend=backend, workers=started, elapsed=elapsed,
-                        n_tasks=len(tasks), max_train_queries=max_train_queries)
-
-
-def _done_line(result: Any, elapsed: float) -> str:
-    """One progress line for a finished task."""
-    head = f"[{elapsed:7.1f} s] fold {result.task.source.fold} "
-    if isinstance(result, ConeResult):
-        t = result.task
-        if result.error:
-            return head + f"{LABELS[t.variant]} K={t.K} seed {t.seed}: failed ({result.error})"
-        best = max(range(1, t.passes + 1), key=lambda p: result.measures[p]["vali"][SELECT])
-        return (head + f"{LABELS[t.variant]} K={t.K} seed {t.seed}: {t.passes} passes in "
-                f"{result.time:.1f} s, best vali MAP {result.measures[best]['vali'][SELECT]:.4f}"
-                f" at pass {best}")
-    if isinstance(result, SpectrumResult):
-        return head + (f"spectrum of {result.n_pairs} pairs: 90% of the energy in "
-                       f"{result.components_for(0.9)} eigenvalues")
-    if isinstance(result, TaskResult):
-        C = result.task.params["C"]
-        if not result.ok:
-            return head + f"RankSVM C={C:g}: failed ({result.error})"
-        return (head + f"RankSVM C={C:g}: {result.run.solver} in {result.wall_time:.1f} s, "
-                f"vali MAP {result.measures['vali'][SELECT]:.4f}")
-    return head + type(result).__name__
+    return {"K": config.K, "mu": config.mu, "alpha": PAPER_ALPHA, "rho": rho, "c": 2.0 * rho,
+            "n_features": N, "passes": config.passes, "K_grid": list(config.K_grid),
+            "sweep_variants": list(config.sweep_variants),
+            "sweep_seeds": list(config.sweep_seeds), "ranksvm_C": list(config.ranksvm_C),
+            "ranksvm_loss": RANKSVM_LOSS, "ranksvm_tol": RANKSVM_TOL,
+            "constant_features": {k: [int(j) + 1 for j in source.standardization().constant]
+                                  for k, source in sources.items()}}

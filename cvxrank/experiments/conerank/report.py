@@ -98,8 +98,8 @@ def table1_markdown(result: Table1Result) -> str:
             sel.append([method, str(c.fold), _selected(b.params),
                         f"{b.measures['vali'][SELECT]:.4f}",
                         f"{b.measures['test']['map']:.4f}",
-                        f"{b.measures['test']['mean_ndcg']:.4f}", f"{b.objective:.4g}",
-                        f"{c.time:.1f}"])
+                        f"{b.measures['test']['mean_ndcg']:.4f}",
+                        f"{b.stats['objective']:.4g}", f"{c.time:.1f}"])
     parts += ["Selected per fold (validation MAP; ConeRank: the number of passes, RankSVM: C; "
               "objective: (18) for ConeRank, the primal for RankSVM; seconds: solver time of "
               "every run behind the fold's candidates):", "",
@@ -197,10 +197,10 @@ def table1_rows(result: Table1Result) -> tuple[list[str], list[dict[str, Any]]]:
     for method, choices in result.choices.items():
         for c in choices:
             b = c.best
-            row = {"method": method, "fold": c.fold, "K": c.K, **b.params,
+            row = {"method": method, "fold": c.fold, **c.setting, **b.params,
                    "vali_map": b.measures["vali"]["map"],
                    "vali_mean_ndcg": b.measures["vali"]["mean_ndcg"],
-                   "objective": b.objective, "seconds": c.time,
+                   **b.stats, "seconds": c.time,
                    **{f"test_{m}": b.measures["test"][m] for m in MEASURES}}
             if "test_votes" in b.measures:
                 row.update({"votes_map": b.measures["test_votes"]["map"],
@@ -227,9 +227,9 @@ def point_rows(result: Table1Result) -> tuple[list[str], list[dict[str, Any]]]:
     def add(method: str, choices: list[Any], part: str) -> None:
         for c in choices:
             for i, p in enumerate(c.points):
-                row = {"part": part, "method": method, "fold": c.fold, "K": c.K, **p.params,
-                       "selected": i == c.selected, "n_runs": p.n_runs,
-                       "objective": p.objective, "error": p.error or ""}
+                row = {"part": part, "method": method, "fold": c.fold, **c.setting,
+                       **p.params, "selected": i == c.selected, "n_runs": p.n_runs,
+                       **p.stats, "error": p.error or ""}
                 for split in ("vali", "test", "test_votes"):
                     row.update({f"{split}_{k}": v for k, v in p.measures.get(split, {}).items()
                                 if k in ("map", "mean_ndcg", "ndcg@10")})
@@ -353,7 +353,7 @@ def plot_passes(result: Table1Result, fig: Any) -> None:
                      alpha=0.7)
             b = c.best
             top.plot([b.params["passes"]], [b.measures["vali"]["map"]], "o", color=f"C{j}")
-            bottom.plot(t, [p.objective for p in c.points], color=f"C{j}")
+            bottom.plot(t, [p.stats["objective"] for p in c.points], color=f"C{j}")
         top.set_ylabel("MAP (solid: vali, dashed: test)")
         top.set_title(method, fontsize=9)
         bottom.set_xlabel("passes of Alg. 1")

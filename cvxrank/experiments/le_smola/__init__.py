@@ -19,7 +19,9 @@ w = 0 for every c and C: 0 is a subgradient of the summed loss at w = 0, so w = 
 for every C > 0 and DORM's test measures are those of the zero model (every score tied,
 letor3's tie rule: file order).
 
-:mod:`~cvxrank.experiments.le_smola.protocol` runs it; :mod:`~.report` writes the files.
+:mod:`~cvxrank.experiments.le_smola.protocol` runs it (its
+:class:`~cvxrank.experiments.le_smola.protocol.LeSmolaConfig` holds every option);
+:mod:`~.report` writes the files.
 """
 
 #: DORM's loss in the experiment.
@@ -35,7 +37,3 @@ DEFAULT_DORM_VARIANTS = ("power-0.5", "log", "loglog")
 DORM_C_GRID = (1.0, 10.0, 100.0)
 SVMMAP_C_GRID = (0.1, 1.0, 10.0, 100.0)
 RANKSVM_C_GRID = (1e-6, 1e-5, 1e-4, 1e-3)
-
-#: ``--quick``: two C per method, the first 20 training queries, one DORM c.
-QUICK = {"dorm_C": (1.0, 10.0), "svmmap_C": (1.0, 100.0), "ranksvm_C": (1e-3, 1e-1),
-         "dorm_variants": ("power-0.5",), "max_train_queries": 20}

@@ -48,29 +48,31 @@ choices this module makes:
   DORM's C weighs the summed query losses (its fits cost seconds, more at larger C),
   RankSVM's the summed pair hinges, LinearSVC's the summed document hinges.
 
-Jobs (one fit at one C on one fold or the refit) run through
-:func:`cvxrank.experiments.backends.run_tasks` with :func:`run_job` as the runner; a worker
-runs a target's jobs and builds its queries once (:func:`load_queries` is cached).
+:class:`DigitsConfig` holds every option (``DigitsConfig.quick()``: the small run for
+checks); :func:`run_digits` runs it. Jobs (one fit at one C on one fold or the refit) carry
+their own ``run()`` and run on :class:`~cvxrank.experiments.backends.Execution`'s backend;
+a worker runs a target's jobs and builds its queries once (:func:`load_queries` is cached).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.errors import CvxrankError
+from cvxrank.experiments.backends import Execution, Log
+from cvxrank.experiments.config import ExperimentConfig, check_grid, normalize
 from cvxrank.experiments.le_smola import DORM_LOSS
 from cvxrank.experiments.le_smola.protocol import TOL
 from cvxrank.experiments.reports import markdown_table, write_table_files
-from cvxrank.experiments.selection import TIE_BREAK, check_C_grids
+from cvxrank.experiments.selection import TIE_BREAK, Point, select_best
 from cvxrank.experiments.tasks import TASK_FAILURES
 
 #: The paper's sizes: 50 queries of 100 documents (training and, here, test alike).
@@ -98,11 +100,6 @@ MEASURE = "ndcg@10"
 #: LIBLINEAR's tolerance and iteration cap for the classifier.
 SVC_TOL = 1e-6
 SVC_MAX_ITER = 100_000
-
-#: ``--quick``: two targets, 10 + 10 queries, 3-fold CV, two C per method.
-QUICK: dict[str, Any] = {"targets": (0, 1), "n_train_queries": 10, "n_test_queries": 10,
-                         "n_folds": 3, "dorm_C": (0.01, 0.1), "ranksvm_C": (1e-3, 1e-2),
-                         "svc_C": (0.1, 1.0)}
 
 
 @dataclass(frozen=True)
@@ -143,7 +140,8 @@ def method_specs(*, dorm_C: Sequence[float] = DORM_C_GRID,
     ValueError
         For an empty grid or a C that is not a finite positive number.
     """
-    check_C_grids(DORM=dorm_C, RankSVM=ranksvm_C, LinearSVC=svc_C)
+    for name, grid in (("DORM C", dorm_C), ("RankSVM C", ranksvm_C), ("LinearSVC C", svc_C)):
+        check_grid(name, grid)
     c = (("c_family", "power"), ("d", 1.0))
     dorm = tuple(sorted(set(dorm_C)))
     return [
@@ -267,10 +265,30 @@ class Job:
     fold: int | None
     n_folds: int
 
+    def run(self) -> JobResult:
+        """Fit and evaluate (what every backend calls); a failure of
+        :data:`~cvxrank.experiments.tasks.TASK_FAILURES` is recorded, not raised."""
+        queries = load_queries(self.source)
+        n = queries.train.n_queries
+        if self.fold is None:
+            train, evaluated = queries.train, queries.test
+        else:
+            held = np.arange(n) % self.n_folds == self.fold
+            train = queries.train.subset(np.flatnonzero(~held))
+            evaluated = queries.train.subset(np.flatnonzero(held))
+        start = time.perf_counter()
+        try:
+            w, iterations = fit_weights(self.spec, self.C, train)
+        except TASK_FAILURES as exc:
+            return JobResult(self, error=f"{type(exc).__name__}: {exc}")
+        elapsed = time.perf_counter() - start
+        return JobResult(self, ndcg=ndcg_per_query(evaluated, np.asarray(evaluated.X @ w)),
+                         fit_time=elapsed, iterations=iterations, zero_model=not np.any(w))
+
 
 @dataclass
 class JobResult:
-    """What :func:`run_job` returns: the evaluated queries' NDCG@10 (x 100, in query order)
+    """What :meth:`Job.run` returns: the evaluated queries' NDCG@10 (x 100, in query order)
     and the fit's account, or the failure."""
 
     job: Job
@@ -315,27 +333,6 @@ def fit_weights(spec: MethodSpec, C: float, train: RankingData) -> tuple[np.ndar
     return np.asarray(run.w[:train.n_features], dtype=np.float64), int(run.n_iter)
 
 
-def run_job(job: Job) -> JobResult:
-    """Fit and evaluate one job (the runner of :func:`run_tasks`); a failure of
-    :data:`~cvxrank.experiments.tasks.TASK_FAILURES` is recorded, not raised."""
-    queries = load_queries(job.source)
-    n = queries.train.n_queries
-    if job.fold is None:
-        train, evaluated = queries.train, queries.test
-    else:
-        held = np.arange(n) % job.n_folds == job.fold
-        train = queries.train.subset(np.flatnonzero(~held))
-        evaluated = queries.train.subset(np.flatnonzero(held))
-    start = time.perf_counter()
-    try:
-        w, iterations = fit_weights(job.spec, job.C, train)
-    except TASK_FAILURES as exc:
-        return JobResult(job, error=f"{type(exc).__name__}: {exc}")
-    elapsed = time.perf_counter() - start
-    return JobResult(job, ndcg=ndcg_per_query(evaluated, np.asarray(evaluated.X @ w)),
-                     fit_time=elapsed, iterations=iterations, zero_model=not np.any(w))
-
-
 @dataclass
 class Selection:
     """One method on one target: cross-validated NDCG@10 per C, the selected C and its
@@ -366,27 +363,32 @@ class Selection:
                 "zero_model": self.refit.zero_model}
 
 
+def cv_point(C: float, folds: Sequence[JobResult]) -> Point:
+    """C's cross-validation point: the mean NDCG@10 of every held-out query (each once), or
+    the failure of its first fold that failed."""
+    failed = [r for r in folds if not r.ok]
+    if failed:
+        return Point.failed({"C": C}, failed[0].error, ())
+    return Point({"C": C}, {"vali": {MEASURE: float(np.mean([v for r in folds
+                                                               for v in r.ndcg]))}},
+                 {}, len(folds))
+
+
 def select_C(results: dict[float, list[JobResult]]) -> tuple[dict[float, float], float]:
-    """Cross-validated mean NDCG@10 per C (every held-out query once; NaN when a fold
-    failed) and the selected C (largest mean; ties: the smallest C).
+    """Cross-validated mean NDCG@10 per C (NaN when a fold failed) and the selected C
+    (:func:`~cvxrank.experiments.selection.select_best`: the largest mean; ties: the
+    smallest C).
 
     Raises
     ------
     CvxrankError
         When every C failed on some fold.
     """
-    cv = {C: (float(np.mean([v for r in folds for v in r.ndcg]))
-              if all(r.ok for r in folds) else float("nan"))
-          for C, folds in sorted(results.items())}
-    ran = [C for C, v in cv.items() if not math.isnan(v)]
-    if not ran:
-        first = next(r.error for folds in results.values() for r in folds if not r.ok)
-        raise CvxrankError(f"every C failed on some fold; the first: {first}")
-    best = ran[0]
-    for C in ran[1:]:
-        if cv[C] > cv[best]:
-            best = C
-    return cv, best
+    points = [cv_point(C, folds) for C, folds in sorted(results.items())]
+    best = select_best(points, MEASURE)
+    cv = {p.params["C"]: p.measures["vali"][MEASURE] if p.ok else float("nan")
+          for p in points}
+    return cv, points[best].params["C"]
 
 
 @dataclass
@@ -445,59 +447,107 @@ def build_jobs(sources: Sequence[DigitsSource], specs: Sequence[MethodSpec],
             for C in s.C_grid for fold in [*range(n_folds), None]]
 
 
-def run_digits(*, seed: int = 0, targets: Sequence[int] = TARGETS,
-               specs: Sequence[MethodSpec] | None = None,
-               n_train_queries: int = N_QUERIES, n_test_queries: int = N_QUERIES,
-               docs_per_query: int = DOCS_PER_QUERY, n_folds: int = N_FOLDS,
-               backend: str = "sequential", workers: int | None = None,
-               blas_threads: int | None = 1, progress: bool = False,
-               log: Callable[[str], None] | None = None) -> DigitsResult:
-    """Run every target's cross-validation and refits; gather the selections.
+@dataclass(frozen=True)
+class DigitsConfig(ExperimentConfig):
+    """Every option of :func:`run_digits`.
+
+    Attributes
+    ----------
+    seed : int
+        Seed of the pools and the query draws.
+    targets : tuple of int
+        Target digits (duplicates dropped, order kept).
+    n_train_queries, n_test_queries, docs_per_query : int
+    n_folds : int
+        Cross-validation folds over the training queries.
+    dorm_C, ranksvm_C, svc_C : tuple of float
+        The C grids of the DORM columns, the hinge RankSVM and LinearSVC.
+    execution : Execution
+        Where the jobs run.
 
     Raises
     ------
     ValueError
         For a target outside 0..9, fewer than two folds or more folds than training
-        queries, or a bad backend.
-    CvxrankError
-        When every C of a method failed on a target.
+        queries, a C that is not finite and positive, or a bad backend.
     """
-    from cvxrank.experiments.backends import check_backend, run_tasks
 
-    specs = list(specs) if specs is not None else method_specs()
-    targets = list(dict.fromkeys(int(t) for t in targets))
-    bad = [t for t in targets if t not in TARGETS]
-    if bad or not targets:
-        raise ValueError(f"targets must be digits 0..9, got {bad[0] if bad else 'none'}")
-    if not 2 <= n_folds <= n_train_queries:
-        raise ValueError(f"need 2 <= folds <= training queries ({n_train_queries}), "
-                         f"got {n_folds}")
-    check_backend(backend, workers=workers)
-    sources = [DigitsSource(seed, t, n_train_queries, n_test_queries, docs_per_query)
-               for t in targets]
+    #: ``--quick``: two targets, 10 + 10 queries, 3-fold CV, two C per method.
+    QUICK: ClassVar[dict[str, Any]] = {"targets": (0, 1), "n_train_queries": 10,
+                                       "n_test_queries": 10, "n_folds": 3,
+                                       "dorm_C": (0.01, 0.1), "ranksvm_C": (1e-3, 1e-2),
+                                       "svc_C": (0.1, 1.0)}
+
+    seed: int = 0
+    targets: tuple[int, ...] = TARGETS
+    n_train_queries: int = N_QUERIES
+    n_test_queries: int = N_QUERIES
+    docs_per_query: int = DOCS_PER_QUERY
+    n_folds: int = N_FOLDS
+    dorm_C: tuple[float, ...] = DORM_C_GRID
+    ranksvm_C: tuple[float, ...] = RANKSVM_C_GRID
+    svc_C: tuple[float, ...] = SVC_C_GRID
+    execution: Execution = Execution()
+
+    def __post_init__(self) -> None:
+        targets = tuple(dict.fromkeys(int(t) for t in self.targets))
+        bad = [t for t in targets if t not in TARGETS]
+        if bad or not targets:
+            raise ValueError(f"targets must be digits 0..9, got {bad[0] if bad else 'none'}")
+        if not 2 <= self.n_folds <= self.n_train_queries:
+            raise ValueError(f"need 2 <= folds <= training queries ({self.n_train_queries}), "
+                             f"got {self.n_folds}")
+        normalize(self, targets=targets)
+        self.specs()
+
+    def specs(self) -> list[MethodSpec]:
+        """The table's columns (:func:`method_specs`)."""
+        return method_specs(dorm_C=self.dorm_C, ranksvm_C=self.ranksvm_C, svc_C=self.svc_C)
+
+
+def run_digits(config: DigitsConfig, *, log: Log | None = None,
+               progress_bar: bool = False) -> DigitsResult:
+    """Run every target's cross-validation and refits; gather the selections.
+
+    Parameters
+    ----------
+    config : DigitsConfig
+    log : callable or None
+        Called with one line per finished job.
+    progress_bar : bool
+        A progress bar on stderr while the jobs run.
+
+    Raises
+    ------
+    CvxrankError
+        When every C of a method failed on a target, or the refit at the selected C failed.
+    """
+    specs, n_folds = config.specs(), config.n_folds
+    sources = [DigitsSource(config.seed, t, config.n_train_queries, config.n_test_queries,
+                            config.docs_per_query) for t in config.targets]
     jobs = build_jobs(sources, specs, n_folds)
-    done: dict[int, JobResult] = {}
-    start = time.perf_counter()
-    for i, result in run_tasks(jobs, backend=backend, workers=workers,
-                               blas_threads=blas_threads, progress=progress, runner=run_job,
-                               desc="le-smola-digits"):
-        done[i] = result
+
+    def done(result: JobResult) -> None:
         if log is not None:
             j = result.job
             where = "test" if j.fold is None else f"fold {j.fold}"
             log(f"target {j.source.target} {j.spec.label} C={j.C:g} {where}: "
                 + (f"failed: {result.error}" if not result.ok
                    else f"NDCG@10 {np.mean(result.ndcg):.2f} ({result.fit_time:.2f} s)"))
+
+    start = time.perf_counter()
+    done_jobs = config.execution.run(jobs, on_result=done, progress=progress_bar,
+                                     desc="le-smola-digits")
     elapsed = time.perf_counter() - start
-    selections: dict[int, list[Selection]] = {t: [] for t in targets}
+    selections: dict[int, list[Selection]] = {t: [] for t in config.targets}
     i = 0
     for src in sources:
         for s in specs:
             by_C: dict[float, list[JobResult]] = {}
             refits: dict[float, JobResult] = {}
             for C in s.C_grid:
-                by_C[C] = [done[i + f] for f in range(n_folds)]
-                refits[C] = done[i + n_folds]
+                by_C[C] = done_jobs[i:i + n_folds]
+                refits[C] = done_jobs[i + n_folds]
                 i += n_folds + 1
             cv, best = select_C(by_C)
             if not refits[best].ok:
@@ -507,10 +557,12 @@ def run_digits(*, seed: int = 0, targets: Sequence[int] = TARGETS,
     zero = {src.target: ndcg_per_query(load_queries(src).test,
                                        np.zeros(load_queries(src).test.n_documents))
             for src in sources}
-    return DigitsResult(seed=seed, targets=targets, n_train_queries=n_train_queries,
-                        n_test_queries=n_test_queries, docs_per_query=docs_per_query,
-                        n_folds=n_folds, methods=specs, selections=selections,
-                        zero_model=zero, backend=backend, elapsed=elapsed)
+    return DigitsResult(seed=config.seed, targets=list(config.targets),
+                        n_train_queries=config.n_train_queries,
+                        n_test_queries=config.n_test_queries,
+                        docs_per_query=config.docs_per_query, n_folds=n_folds, methods=specs,
+                        selections=selections, zero_model=zero,
+                        backend=config.execution.backend, elapsed=elapsed)
 
 
 # --- report -------------------------------------------------------------------------------

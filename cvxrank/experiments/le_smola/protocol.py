@@ -1,16 +1,21 @@
-"""The tasks, their run, the selection of C per fold and method, and the Table 2 account."""
+"""The tasks, their run, the selection of C per fold and method, and the Table 2 account.
+
+:class:`LeSmolaConfig` holds every option of the reproduction (``LeSmolaConfig.quick()``:
+the small run for checks); :func:`run_le_smola` runs it.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from cvxrank.experiments.backends import check_backend, run_tasks
+from cvxrank.experiments.backends import Log
+from cvxrank.experiments.config import LetorConfig, check_grid, normalize
 from cvxrank.experiments.le_smola import (
     DEFAULT_DORM_VARIANTS,
     DORM_C_GRID,
@@ -19,8 +24,8 @@ from cvxrank.experiments.le_smola import (
     RANKSVM_C_GRID,
     SVMMAP_C_GRID,
 )
-from cvxrank.experiments.letor import EVALUATED, FoldSelection, check_letor_dir, find_folds
-from cvxrank.experiments.selection import TIE_BREAK, check_C_grids, check_measure, select_best
+from cvxrank.experiments.letor import EVALUATED, FoldSelection
+from cvxrank.experiments.selection import TIE_BREAK, check_measure, mean_measures, select_best
 from cvxrank.experiments.sources import LetorFold
 from cvxrank.experiments.tasks import Task, TaskResult
 
@@ -58,7 +63,8 @@ def method_specs(*, dorm_variants: Sequence[str] = DEFAULT_DORM_VARIANTS,
     ValueError
         For an unknown DORM variant or a C that is not a finite positive number.
     """
-    check_C_grids(**{"DORM": dorm_C, "SVM MAP": svmmap_C, "RankSVM": ranksvm_C})
+    for name, grid in (("DORM C", dorm_C), ("SVM MAP C", svmmap_C), ("RankSVM C", ranksvm_C)):
+        check_grid(name, grid)
     unknown = [v for v in dorm_variants if v not in DORM_VARIANTS]
     if unknown:
         raise ValueError(f"unknown DORM variant {unknown[0]!r}; known: "
@@ -107,7 +113,7 @@ class MethodResult:
 
     def mean(self) -> dict[str, float]:
         """Five-fold mean of the selected models' test measures."""
-        return {m: float(np.mean([f.test[m] for f in self.folds])) for m in MEASURES}
+        return mean_measures([{m: f.test[m] for m in MEASURES} for f in self.folds])
 
     def stats(self) -> list[dict[str, Any]]:
         """Table 2's columns of each fold's selected fit."""
@@ -161,50 +167,99 @@ def build_tasks(root: str | Path, folds: Sequence[int], specs: Sequence[MethodSp
             for s in specs for fold in folds for point in s.points()]
 
 
-def run_le_smola(data_dir: str | Path, *, specs: Sequence[MethodSpec] | None = None,
-                 folds: Sequence[int] | None = None, select: str = "map",
-                 preset: str = "letor3", max_train_queries: int | None = None,
-                 backend: str = "sequential", workers: int | None = None,
-                 scheduler: str | None = None, blas_threads: int | None = 1,
-                 progress: bool = False,
-                 log: Callable[[str], None] | None = None) -> LeSmolaResult:
-    """Run every method's grid on every fold, select C on validation, gather the results.
+@dataclass(frozen=True)
+class LeSmolaConfig(LetorConfig):
+    """Every option of :func:`run_le_smola` (beside :class:`~cvxrank.experiments.config.
+    LetorConfig`'s folder, folds, training queries and execution).
+
+    Attributes
+    ----------
+    select : str
+        The validation measure that selects C (``map`` or ``ndcg@10``).
+    preset : str
+        Metric conventions.
+    dorm_variants : tuple of str
+        DORM's c of (20), one row each (:data:`~cvxrank.experiments.le_smola.DORM_VARIANTS`).
+    dorm_C, svmmap_C, ranksvm_C : tuple of float
+        The C grids of DORM, SVM MAP and the hinge RankSVM.
 
     Raises
     ------
-    FileNotFoundError, ValueError, CvxrankError
+    ValueError
+        For an unknown measure or DORM variant, a C that is not finite and positive, bad
+        training queries or backend options.
+    """
+
+    #: ``--quick``: two C per method, the first 20 training queries, one DORM c.
+    QUICK: ClassVar[dict[str, Any]] = {"dorm_C": (1.0, 10.0), "svmmap_C": (1.0, 100.0),
+                                       "ranksvm_C": (1e-3, 1e-1),
+                                       "dorm_variants": ("power-0.5",),
+                                       "max_train_queries": 20}
+
+    select: str = "map"
+    preset: str = "letor3"
+    dorm_variants: tuple[str, ...] = DEFAULT_DORM_VARIANTS
+    dorm_C: tuple[float, ...] = DORM_C_GRID
+    svmmap_C: tuple[float, ...] = SVMMAP_C_GRID
+    ranksvm_C: tuple[float, ...] = RANKSVM_C_GRID
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        normalize(self, select=check_measure(self.select, preset=self.preset, k=10),
+                  dorm_variants=tuple(self.dorm_variants), dorm_C=tuple(self.dorm_C),
+                  svmmap_C=tuple(self.svmmap_C), ranksvm_C=tuple(self.ranksvm_C))
+        self.specs()
+
+    def specs(self) -> list[MethodSpec]:
+        """The table's rows (:func:`method_specs`)."""
+        return method_specs(dorm_variants=self.dorm_variants, dorm_C=self.dorm_C,
+                            svmmap_C=self.svmmap_C, ranksvm_C=self.ranksvm_C)
+
+
+def run_le_smola(config: LeSmolaConfig, *, log: Log | None = None,
+                 progress_bar: bool = False) -> LeSmolaResult:
+    """Run every method's grid on every fold, select C on validation, gather the results.
+
+    Parameters
+    ----------
+    config : LeSmolaConfig
+    log : callable or None
+        Called with one line per finished fit.
+    progress_bar : bool
+        A progress bar on stderr while tasks run.
+
+    Raises
+    ------
+    FileNotFoundError, CvxrankError
         As :func:`cvxrank.experiments.letor.run_letor_grid`.
     """
-    specs = list(specs) if specs is not None else method_specs()
-    measure = check_measure(select, preset=preset, k=10)
-    check_backend(backend, workers=workers, scheduler=scheduler)
-    folds = find_folds(data_dir) if folds is None else [int(f) for f in folds]
-    root = check_letor_dir(data_dir, folds)
-    tasks = build_tasks(root, folds, specs, preset=preset, max_train_queries=max_train_queries)
-    by_index: dict[int, TaskResult] = {}
-    start = time.perf_counter()
-    for i, result in run_tasks(tasks, backend=backend, workers=workers, scheduler=scheduler,
-                               blas_threads=blas_threads, progress=progress,
-                               desc="le-smola"):
-        by_index[i] = result
+    specs, measure = config.specs(), config.select
+    root, folds = config.letor_folds()
+    tasks = build_tasks(root, folds, specs, preset=config.preset,
+                        max_train_queries=config.max_train_queries)
+
+    def done(result: TaskResult) -> None:
         if log is not None:
             t = result.task
             log(f"fold {t.source.fold} {t.method} {t.params}: "
                 + ("failed: " + str(result.error) if not result.ok
                    else f"vali {measure} {result.measures['vali'][measure]:.4f}"))
+
+    start = time.perf_counter()
+    results = config.execution.run(tasks, on_result=done, progress=progress_bar,
+                                   desc="le-smola")
     elapsed = time.perf_counter() - start
     methods, i = [], 0
     for s in specs:
         points = s.points()
         selections = []
         for fold in folds:
-            results = [by_index[i + j] for j in range(len(points))]
+            fold_results = results[i:i + len(points)]
             i += len(points)
-            selections.append(FoldSelection(fold=fold, params=points, results=results,
-                                            selected=select_best(results, measure)))
+            selections.append(FoldSelection(fold=fold, params=points, results=fold_results,
+                                            selected=select_best(fold_results, measure)))
         methods.append(MethodResult(s, selections))
-    return LeSmolaResult(data_dir=str(root), select=measure, preset=preset,
+    return LeSmolaResult(data_dir=str(root), select=measure, preset=config.preset,
                          fold_numbers=folds, methods=methods,
-                         max_train_queries=max_train_queries, backend=backend,
-                         elapsed=elapsed)
-
+                         max_train_queries=config.max_train_queries,
+                         backend=config.execution.backend, elapsed=elapsed)

@@ -1,65 +1,24 @@
-r"""RankMM's three duals side by side: how the paper's stochastic solvers converge.
+r"""RankMM's convergence runs: the series of every dual against its certified reference.
 
-Agarwal & Collins (2010) solve each RankMM dual with a stochastic method that updates one
-query's block per step and prove, in expectation, an :math:`\epsilon`-optimal dual objective
-after :math:`O(1/\epsilon^2)` projection steps (box, Sect. 3.1; :math:`\ell_{1,\infty}` ball,
-Sect. 3.3) or :math:`O(1/\epsilon)` exponentiated-gradient steps (simplex, Sect. 3.2), i.e.
-suboptimality :math:`O(1/\sqrt T)` and :math:`O(1/T)`. Their experiments stop after at most
-1000 steps (Sect. 4), never at a certified optimum. :func:`run_convergence` runs, on one
-data set and one C, every solver of the three duals against the certified CVXPY optimum
-(:func:`cvxrank.reference.solve_reference`) over several seeds:
-
-==============  ===================  ==================================================
-loss            dual set             series
-==============  ===================  ==================================================
-``average``     box                  ``sgp`` (Sect. 3.1), ``apg``
-``max``         simplex per query    ``seg`` (factored EG), ``seg-pairs`` (plain EG,
-                                     Sect. 3.2), ``apg``
-``max_average`` l1,inf ball          ``sgp`` with the exact projection, ``sgp`` with the
-                                     paper's order (project, then clip; Sect. 3.3),
-                                     ``apg``
-==============  ===================  ==================================================
-
-``apg`` (accelerated projected gradient on the same dual, :math:`O(1/k^2)`) is the
-deterministic baseline. Every stochastic run takes ``steps`` steps at one step size per dual:
-by default the solvers' own default, the pilot of :func:`cvxrank.solvers.rankmm.pilot_eta0`
-(run once per dual with the first seed, before the timed runs, so that the factored and
-plain EG steps and the two projections share it), or ``step_scale`` times the theory's
-worst-case step (:func:`cvxrank.solvers.rankmm.default_eta0`); ``apg``
-runs as many passes over the data: a stochastic step touches one of the B queries with
-pairs, an ``apg`` iteration all of them, so the iteration axis of the figures is in passes
-(steps / B for the stochastic solvers). Each formulation's per-query blocks and Lipschitz
-constants are made once before the runs, so the solver times compare the iterations.
-
-For the :math:`\ell_{1,\infty}` dual the result also says, at the iterates of the exact
-runs, how often and by how much the paper's order would differ from the projection on the
-step it is about to take (:attr:`DualRun.projection_difference`).
-
-:func:`write_convergence` writes the three figures of :mod:`cvxrank.plots`
-(``rankmm-duals.png``, ``rankmm-eg.png``, ``rankmm-projection.png``) and the CSV of the
-records behind each; ``cvxrank reproduce rankmm-convergence`` runs both.
-
-References
-----------
-.. [1] S. Agarwal and M. Collins, "Maximum Margin Ranking Algorithms for Information
-   Retrieval", ECIR 2010, Sects. 3.1-3.3 (solvers and rates) and 4 (protocol).
-.. [2] M. Collins et al., JMLR 9, 2008 (EG on max-margin duals, O(1/T)).
-.. [3] A. Beck and M. Teboulle, SIAM J. Imaging Sci. 2(1), 2009 (FISTA, O(1/k^2)).
+:func:`run_convergence` (the package's docstring says what it runs and why) returns a
+:class:`ConvergenceResult`: per dual (:class:`DualRun`) the certified reference, the runs of
+every series of :data:`SERIES` and, for the :math:`\ell_{1,\infty}` dual, the probe of the
+paper's projection order.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cvxrank import tolerances
 from cvxrank.data.ranking_data import RankingData
+from cvxrank.experiments.backends import Log
+from cvxrank.experiments.rankmm_convergence import DEFAULT_C, DEFAULT_SEEDS, DEFAULT_STEPS
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.rankmm import (
@@ -76,14 +35,6 @@ from cvxrank.validate import RateSpec, validate_runs
 if TYPE_CHECKING:
     from cvxrank.reference import Reference
 
-#: Default C (the middle of the paper's grid 0.1 ... 1000, Sect. 4).
-DEFAULT_C = 10.0
-
-#: Default number of seeds of each stochastic solver.
-DEFAULT_SEEDS = 5
-
-#: Default number of stochastic steps per run.
-DEFAULT_STEPS = 20_000
 
 #: The dual set of each loss, for titles and tables.
 DUAL_SETS = {"average": "box", "max": "simplex", "max_average": "l1,inf ball"}
@@ -94,10 +45,6 @@ PROJECTION_RATE = RateSpec.sublinear(-0.5, measure="dual", label="O(1/sqrt(T))")
 EG_RATE = RateSpec.sublinear(-1.0, measure="dual", label="O(1/T)")
 APG_RATE = RateSpec.sublinear(-2.0, measure="dual", label="O(1/k^2)")
 
-#: Output file names (without extension) of the three figures.
-FIGURES = ("rankmm-duals", "rankmm-eg", "rankmm-projection")
-
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -313,7 +260,7 @@ def run_convergence(
     losses: Sequence[str] = RANKMM_LOSSES,
     reference_solver: str = "CLARABEL",
     source: str = "",
-    progress: Progress | None = None,
+    log: Log | None = None,
 ) -> ConvergenceResult:
     """Run every series of :data:`SERIES` for ``losses`` on ``data`` (module docstring).
 
@@ -338,7 +285,7 @@ def run_convergence(
         CVXPY solver of the certified references.
     source : str
         Description of the data for titles and JSON.
-    progress : callable, optional
+    log : callable, optional
         Called with one line per run.
 
     Returns
@@ -365,7 +312,7 @@ def run_convergence(
         raise ValueError(f"unknown losses {unknown}; RankMM has {', '.join(RANKMM_LOSSES)}")
     from cvxrank.reference import solve_reference  # CVXPY: imported when the runs start
 
-    say = progress or (lambda line: None)
+    say = log or (lambda line: None)
     duals: dict[str, DualRun] = {}
     for loss in (x for x in RANKMM_LOSSES if x in losses):
         f = RankMM(data, C=C, loss=loss)
@@ -410,115 +357,3 @@ def run_convergence(
         step_scale=None if step_scale is None else float(step_scale),
         n_documents=data.n_documents, n_queries=data.n_queries,
         n_features=data.n_features, duals=duals)
-
-
-#: Columns of the trace CSVs.
-CSV_COLUMNS = ("loss", "dual_set", "series", "solver", "seed", "iteration", "passes", "time",
-               "primal", "dual", "p_star", "d_star", "rel_primal", "rel_dual")
-
-
-def trace_rows(result: ConvergenceResult, keys: Sequence[str]) -> list[dict[str, Any]]:
-    """The records of the series ``keys``, one row per (series, seed, record).
-
-    ``rel_primal`` is :math:`(P(w_t) - p^*)/|p^*|` and ``rel_dual`` :math:`(d^* -
-    D(\\alpha_t))/|p^*|` (:func:`cvxrank.tolerances.relative_gap`).
-    """
-    rows = []
-    for dual in result.duals.values():
-        ref = dual.reference
-        for spec in dual.series():
-            if spec.key not in keys:
-                continue
-            for seed, (run, passes) in enumerate(zip(dual.runs[spec.key],
-                                                     dual.in_passes(spec.key), strict=True)):
-                tr = run.trace
-                for i in range(len(tr)):
-                    rows.append({
-                        "loss": dual.loss, "dual_set": dual.dual_set, "series": spec.key,
-                        "solver": spec.solver,
-                        "seed": result.seeds[seed] if spec.stochastic else "",
-                        "iteration": tr.iteration[i], "passes": passes.iteration[i],
-                        "time": tr.time[i], "primal": tr.primal[i], "dual": tr.dual[i],
-                        "p_star": ref.p_star, "d_star": ref.d_star,
-                        "rel_primal": tolerances.relative_gap(tr.primal[i], ref.p_star),
-                        "rel_dual": tolerances.relative_gap(tr.dual[i], ref.d_star),
-                    })
-    return rows
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]], columns: Sequence[str]) -> Path:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-def write_convergence(result: ConvergenceResult, out_dir: str | Path) -> dict[str, Path]:
-    """Write the three figures and their CSVs, plus ``rankmm-convergence.csv`` (the
-    summaries) into ``out_dir``; return the paths by name.
-
-    * ``rankmm-duals``: the series of :data:`MAIN_SERIES`
-      (:func:`cvxrank.plots.figure_rankmm_duals`);
-    * ``rankmm-eg``: ``seg`` against ``seg-pairs`` (:func:`cvxrank.plots.figure_rankmm_eg`);
-    * ``rankmm-projection``: the two projections of the :math:`\\ell_{1,\\infty}` dual
-      (:func:`cvxrank.plots.figure_rankmm_projection`); its CSV also holds the
-      ``projection_difference`` records (``series = "difference"``).
-    """
-    from cvxrank import plots
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    figures = {
-        "rankmm-duals": (plots.figure_rankmm_duals, list(MAIN_SERIES)),
-        "rankmm-eg": (plots.figure_rankmm_eg, ["seg", "seg-pairs"]),
-        "rankmm-projection": (plots.figure_rankmm_projection, ["sgp-exact", "sgp-paper"]),
-    }
-    files: dict[str, Path] = {}
-    for name, (make, keys) in figures.items():
-        present = [k for d in result.duals.values() for k in d.runs if k in keys]
-        if not present:
-            continue
-        fig = make(result)
-        files[f"{name}.png"] = out / f"{name}.png"
-        fig.savefig(files[f"{name}.png"], dpi=110)
-        rows = trace_rows(result, keys)
-        columns = list(CSV_COLUMNS)
-        if name == "rankmm-projection":
-            columns += ["differ", "distance"]
-            dual = result.duals["max_average"]
-            for seed, record in zip(result.seeds, dual.projection_difference, strict=True):
-                rows += [{"loss": "max_average", "dual_set": dual.dual_set,
-                          "series": "difference", "solver": "sgp", "seed": seed,
-                          "passes": p, "differ": a, "distance": b}
-                         for p, a, b in zip(record["passes"], record["differ"],
-                                            record["distance"], strict=True)]
-        files[f"{name}.csv"] = _write_csv(out / f"{name}.csv", rows, columns)
-    summaries = result.summaries()
-    files["rankmm-convergence.csv"] = _write_csv(out / "rankmm-convergence.csv", summaries,
-                                                 list(summaries[0]))
-    return files
-
-
-def summary_markdown(result: ConvergenceResult) -> str:
-    """A markdown table of :meth:`ConvergenceResult.summaries`: per series the median final
-    relative gaps, time, step size and the fitted exponent of the mean dual suboptimality
-    beside the proven rate."""
-    lines = [
-        f"RankMM convergence on {result.source}: {result.n_queries} queries, "
-        f"{result.n_documents:,} documents, {result.n_features} features; C = {result.C:g}, "
-        f"{result.steps:,} steps x {len(result.seeds)} seeds (step: "
-        + ("the pilot's" if result.step_scale is None
-           else f"{result.step_scale:g} x the worst-case step") + ")",
-        "",
-        "| dual | series | eta0 | rel. primal gap | rel. dual gap | time [s] | proven | "
-        "fitted exponent |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for s in result.summaries():
-        eta = "" if s["eta0"] is None else f"{s['eta0']:.3g}"
-        fitted = "" if s["fitted_exponent"] is None else f"{s['fitted_exponent']:.2f}"
-        dual_gap = "" if s["dual_gap"] is None else f"{s['dual_gap']:.1e}"
-        lines.append(f"| {s['dual_set']} | {s['series']} | {eta} | {s['rel_gap']:.1e} | "
-                     f"{dual_gap} | {s['time']:.3f} | {s['proven']} | {fitted} |")
-    return "\n".join(lines) + "\n"
