@@ -17,7 +17,7 @@ from sklearn.exceptions import NotFittedError
 from cvxrank import methods
 from cvxrank.cli.main import main as cli_main
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.data.svmlight import write_svmlight
+from cvxrank.data.svmlight import read_svmlight, write_svmlight
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.errors import CapabilityError
 from cvxrank.estimators import ConeRankRanker, MethodRanker
@@ -265,16 +265,25 @@ def test_fit_cli_bad_options(capsys, files, args, message) -> None:
     assert err.startswith("cvxrank: error:") and message in err and err.count("\n") == 1
 
 
-def test_grid_refuses_conerank_with_one_line(capsys, tmp_path) -> None:
+def test_grid_fits_conerank_like_any_method(capsys, tmp_path) -> None:
+    """One contract: the LETOR grid runs ConeRank's default solver and scores by its votes;
+    a non-convex model certifies none of its measures."""
     fold = tmp_path / "Fold1"
     fold.mkdir()
     for seed, split in enumerate(("train", "vali", "test")):
         write_svmlight(make_synthetic(n_queries=3, docs_per_query=5, n_features=3, seed=seed),
                        fold / f"{split}.txt")
     code, out, err = run(capsys, "grid", "--method", "conerank", "--data", tmp_path,
-                         "--param", "lambda_u=1", "--select", "map")
-    assert code == 2 and out == "" and err.count("\n") == 1
-    assert "not a weight vector w; fit it with" in err
+                         "--param", "lambda_u=1", "--select", "map", "--json")
+    assert code == 0, err
+    (result,) = json.loads(out)["folds"]
+    assert result["solver"] == "stochastic-sg" and result["status"] == "max_iter"
+    assert not any(c["certified"] for c in result["certified"]["test"].values())
+    train = ConeRank(read_svmlight(fold / "train.txt"), K=10, lambda_u=1.0)
+    run_ = fit_formulation(train, "auto", seed=0)
+    test = read_svmlight(fold / "test.txt")
+    expected = evaluate(test.y, train.scores(run_.w, test), test.query_ptr, preset="letor3")
+    assert result["test"]["map"] == pytest.approx(expected["map"], abs=1e-12)
 
 
 # -- real data ----------------------------------------------------------------------------

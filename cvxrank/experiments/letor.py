@@ -150,13 +150,22 @@ class FoldSelection:
         """The selected model's measures on ``test.txt``."""
         return self.best.measures["test"]
 
+    @property
+    def test_certified(self) -> dict[str, dict[str, Any]]:
+        """Per test measure of the selected model: whether it is the optimum's and how many
+        queries are not certified (:func:`cvxrank.certify.measure_report`)."""
+        return self.best.certified.get("test", {})
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain values: the selection, its validation and test measures, every point."""
+        """Plain values: the selection, its validation and test measures with their
+        certificates, the run's status and radius, every point."""
         run = self.best.run
         return {
             "fold": self.fold, "selected": self.selected_params,
             "validation": self.validation, "test": self.test,
+            "certified": self.best.certified,
             "objective": run.objective, "n_iter": run.n_iter, "solver": run.solver,
+            "status": run.status.value, "w_radius": run.w_radius,
             "sizes": self.best.sizes,
             "points": [point_dict(p, r, selected=(i == self.selected))
                        for i, (p, r) in enumerate(zip(self.params, self.results, strict=True))],
@@ -165,7 +174,8 @@ class FoldSelection:
 
 def point_dict(params: dict[str, float], result: TaskResult, *,
                selected: bool) -> dict[str, Any]:
-    """One grid point: parameters, the run's summary (or its failure) and its measures.
+    """One grid point: parameters, the run's summary (or its failure), its measures and how
+    many of their queries are not certified (``uncertified``, per split and measure).
 
     ``time`` is the solver clock (set-up included), ``wall_time`` the whole fit call.
     """
@@ -174,10 +184,14 @@ def point_dict(params: dict[str, float], result: TaskResult, *,
     if result.ok:
         run = result.run
         out.update({"solver": run.solver, "objective": run.objective, "n_iter": run.n_iter,
-                    "converged": run.converged, "time": run.time,
-                    "setup_time": run.setup_time, "wall_time": result.wall_time,
-                    "pid": result.pid})
+                    "status": run.status.value, "converged": run.converged,
+                    "relative_gap": run.relative_gap, "w_radius": run.w_radius,
+                    "time": run.time, "setup_time": run.setup_time,
+                    "wall_time": result.wall_time, "pid": result.pid})
     out.update({split: result.measures.get(split, {}) for split in EVALUATED})
+    out["uncertified"] = {split: {m: c["uncertified_queries"] for m, c in cert.items()
+                                  if not c["certified"]}
+                          for split, cert in result.certified.items()}
     return out
 
 
@@ -224,6 +238,18 @@ class GridResult:
         keys = self.folds[0].test.keys()
         return {key: float(np.mean([f.test[key] for f in self.folds])) for key in keys}
 
+    def certified(self) -> dict[str, dict[str, Any]]:
+        """Per test measure: ``certified`` (on every fold, so the mean is the optima's) and
+        ``uncertified_queries`` (summed over the folds; None when a fold has no
+        certificate)."""
+        out: dict[str, dict[str, Any]] = {}
+        for key in self.folds[0].test:
+            reports = [f.test_certified.get(key) for f in self.folds]
+            counts = [r["uncertified_queries"] if r else None for r in reports]
+            out[key] = {"certified": all(r and r["certified"] for r in reports),
+                        "uncertified_queries": None if None in counts else int(sum(counts))}
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """Plain values (for ``--json`` and ``grid.json``)."""
         return {
@@ -232,6 +258,7 @@ class GridResult:
             "select": self.measure, "tie_break": TIE_BREAK, "preset": self.preset,
             "k": self.k, "max_train_queries": self.max_train_queries,
             "folds": [f.to_dict() for f in self.folds], "mean": self.mean(),
+            "certified": self.certified(),
             "backend": self.backend, "workers": self.workers,
             "n_tasks": sum(len(f.results) for f in self.folds), "elapsed": self.elapsed,
         }
@@ -239,7 +266,7 @@ class GridResult:
 
 def letor_tasks(data_dir: str | Path, folds: Sequence[int], *, method: str, loss: str,
                 grid: Grid, solver: str = "auto", tol: float | None = None,
-                seed: int | None = None, preset: str = "letor3", k: int = 10,
+                seed: int | None = 0, preset: str = "letor3", k: int = 10,
                 max_train_queries: int | None = None) -> list[Task]:
     """The protocol's tasks: every fold (in the given order) times every grid point."""
     root = str(Path(data_dir).resolve())
@@ -261,7 +288,7 @@ def run_letor_grid(
     folds: Sequence[int] | None = None,
     solver: str = "auto",
     tol: float | None = None,
-    seed: int | None = None,
+    seed: int | None = 0,
     max_train_queries: int | None = None,
     backend: str = "sequential",
     workers: int | None = None,

@@ -110,6 +110,7 @@ def grid_markdown(result: GridResult) -> str:
     failed = sum(not r.ok for f in result.folds for r in f.results)
     subset = ("" if result.max_train_queries is None else
               f" Training on the first {result.max_train_queries} queries of each fold.")
+    uncertified = {m: c for m, c in result.certified().items() if not c["certified"]}
     notes = [
         f"{result.method} ({result.loss}), solver {result.solver}; trained on train.txt at "
         f"each of {len(points)} grid points, selected by {sel} on vali.txt ({TIE_BREAK}); "
@@ -118,9 +119,21 @@ def grid_markdown(result: GridResult) -> str:
         + (f" ({result.workers} workers)" if result.workers else "")
         + f" in {result.elapsed:.2f} s (wall-clock, worker start-up included)"
         + (f"; {failed} failed (see grid-points.csv)" if failed else "") + ".",
+        certified_note(uncertified),
     ]
     return "\n".join([table, "", f"Validation {sel} at every grid point (selected in bold):",
                       "", by_point, ""] + notes) + "\n"
+
+
+def certified_note(uncertified: dict[str, dict[str, Any]]) -> str:
+    """One sentence: every reported test measure is the optimum's, or which are not."""
+    if not uncertified:
+        return ("Every test measure above is certified: the exact optimum's for every fold "
+                "(cvxrank.certify).")
+    listed = ", ".join(
+        f"{_label(m)} ({'?' if c['uncertified_queries'] is None else c['uncertified_queries']}"
+        " queries)" for m, c in uncertified.items())
+    return f"Not certified as the optimum's (queries summed over the folds): {listed}."
 
 
 def grid_rows(result: GridResult) -> tuple[list[str], list[dict[str, Any]]]:
@@ -141,8 +154,8 @@ def grid_point_rows(result: GridResult) -> tuple[list[str], list[dict[str, Any]]
     """``grid-points.csv``: one row per (fold, grid point) with its run and measures."""
     names = list(result.grid.names)
     measures = list(result.folds[0].test)
-    run_fields = ["ok", "selected", "solver", "objective", "n_iter", "converged", "time",
-                  "setup_time", "wall_time", "error"]
+    run_fields = ["ok", "selected", "solver", "objective", "n_iter", "status",
+                  "relative_gap", "w_radius", "time", "setup_time", "wall_time", "error"]
     rows = []
     for f in result.folds:
         for i, (params, r) in enumerate(zip(f.params, f.results, strict=True)):

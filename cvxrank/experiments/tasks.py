@@ -13,7 +13,6 @@ process that ran the task.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import statistics
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxrank.certify import EvaluationTarget, reported_measures
 from cvxrank.errors import PairLimitError, SolverError
 from cvxrank.experiments.sources import LetorFold, Synthetic
 from cvxrank.experiments.timing import peak_memory, repeat_until, timed
@@ -57,7 +57,7 @@ class Task:
     tol : float or None
         The solver's tolerance (None: its default; LIBLINEAR's ``tol`` for ``linearsvc``).
     seed : int or None
-        Seed of a stochastic solver.
+        Seed of a stochastic solver (default 0: a grid gives the same results every run).
     evaluate_on : tuple of str
         Splits on which the fitted model is evaluated (``("vali", "test")``).
     preset : str
@@ -71,6 +71,10 @@ class Task:
         ``max_repeat`` fits), each on a fresh formulation (for timing; the default fits once).
     measure_memory : bool
         Also fit once more under ``tracemalloc`` and record the peak traced bytes.
+    certify : bool
+        Go on past the solver's tolerance until every measure reported on ``evaluate_on``
+        is certified as the optimum's (:class:`cvxrank.certify.EvaluationTarget`); False
+        stops at the tolerance (a timing that must not include it).
     """
 
     source: LetorFold | Synthetic
@@ -79,7 +83,7 @@ class Task:
     params: dict[str, float] = field(default_factory=dict)
     solver: str = "auto"
     tol: float | None = None
-    seed: int | None = None
+    seed: int | None = 0
     evaluate_on: tuple[str, ...] = ()
     preset: str = "letor3"
     k: int = 10
@@ -88,6 +92,7 @@ class Task:
     min_time: float = 0.0
     max_repeat: int = 1
     measure_memory: bool = False
+    certify: bool = True
 
     def run(self) -> TaskResult:
         """:func:`run_task` (what every backend calls)."""
@@ -114,6 +119,10 @@ class TaskResult:
         ``{<split>: evaluate(...)}`` for every split of ``task.evaluate_on``: the keys of
         :func:`cvxrank.metrics.evaluate` (``ndcg@1``..``ndcg@k``, ``p@1``..``p@k``,
         ``map``, ``mrr`` and, for ``letor4``, ``mean_ndcg``).
+    certified : dict
+        ``{<split>: {measure: {"certified": bool, "uncertified_queries": int or None}}}``
+        for every evaluated split: whether the last fit's measure is the exact optimum's
+        (:func:`cvxrank.certify.measure_report`).
     peak_bytes : int or None
         Peak traced memory of one fit (``task.measure_memory``).
     error : str or None
@@ -129,6 +138,7 @@ class TaskResult:
     wall_times: list[float]
     sizes: dict[str, dict[str, int]]
     measures: dict[str, dict[str, float]]
+    certified: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     peak_bytes: int | None = None
     error: str | None = None
     error_type: str | None = None
@@ -151,12 +161,14 @@ class TaskResult:
 
 
 def fit_timed(formulation: Any, solver: str = "auto", *, tol: float | None = None,
-              seed: int | None = None) -> tuple[Run, float]:
+              seed: int | None = None, certify: EvaluationTarget | None = None,
+              ) -> tuple[Run, float]:
     """Fit ``formulation`` with ``solver``; return the run and the call's wall-clock seconds.
 
     ``solver`` is ``"linearsvc"`` (:func:`cvxrank.baselines.fit_linearsvc_pairs`, with
-    LIBLINEAR's ``tol`` when given) or anything :func:`cvxrank.fitting.fit_formulation`
-    accepts.
+    LIBLINEAR's ``tol`` when given; it stops at its own tolerance) or anything
+    :func:`cvxrank.fitting.fit_formulation` accepts, which goes on until ``certify``'s
+    measures are certified (or, without one, stops at its tolerance).
     """
     if solver == "linearsvc":
         from cvxrank.baselines import fit_linearsvc_pairs
@@ -165,7 +177,8 @@ def fit_timed(formulation: Any, solver: str = "auto", *, tol: float | None = Non
         return timed(lambda: fit_linearsvc_pairs(formulation, **options))
     from cvxrank.fitting import fit_formulation
 
-    return timed(lambda: fit_formulation(formulation, solver, tol=tol, seed=seed))
+    return timed(lambda: fit_formulation(formulation, solver, tol=tol, seed=seed,
+                                         certify=certify, model_radius=None))
 
 
 def prepare_process() -> None:
@@ -198,9 +211,11 @@ def evaluate_scores(data: Any, scores: np.ndarray, *, preset: str, k: int) -> di
 def run_task(task: Task) -> TaskResult:
     """Rebuild the task's data, fit (``repeat`` times), evaluate; return plain values.
 
-    The scores of a split are ``X @ w[:d]`` with d the training data's features (OC SVM's
-    primal point appends its thresholds to the weights; a split with fewer features is
-    padded with zero columns, :meth:`~cvxrank.data.ranking_data.RankingData.pad_features`).
+    The scores of a split are the model's (:meth:`~cvxrank.formulations.base.Objective.
+    scores`: ``X @ w`` row by row with the training data's features, a split with fewer
+    padded with zero columns; ConeRank's votes), and every measure reported comes with its
+    certificate (:class:`cvxrank.certify.EvaluationTarget`; with ``task.certify`` the fit
+    goes on until they are certified).
 
     Raises
     ------
@@ -212,14 +227,19 @@ def run_task(task: Task) -> TaskResult:
 
     prepare_process()
     train = training_data(task)
-    d = train.n_features
     sizes = {"train": {"n_documents": train.n_documents, "n_queries": train.n_queries,
-                       "n_features": d, "n_pairs": int(count_pairs(train).sum())}}
+                       "n_features": train.n_features,
+                       "n_pairs": int(count_pairs(train).sum())}}
+    splits = {split: task.source.load(split) for split in task.evaluate_on}
+    target = EvaluationTarget(tuple(splits.values()), reported_measures(
+        task.k, mean_ndcg=task.preset == "letor4"), task.preset) if splits else None
     method = get(task.method)
+    built = []
 
     def fit_once() -> tuple[Run, float]:
-        formulation = method.build(train, loss=task.loss, **task.params)
-        return fit_timed(formulation, task.solver, tol=task.tol, seed=task.seed)
+        built.append(method.build(train, loss=task.loss, **task.params))
+        return fit_timed(built[-1], task.solver, tol=task.tol, seed=task.seed,
+                         certify=target if task.certify else None)
 
     try:
         runs, wall_times = repeat_until(fit_once, repeat=task.repeat, min_time=task.min_time,
@@ -228,13 +248,14 @@ def run_task(task: Task) -> TaskResult:
     except TASK_FAILURES as exc:
         return TaskResult(task=task, runs=[], wall_times=[], sizes=sizes, measures={},
                           error=str(exc), error_type=type(exc).__name__, pid=os.getpid())
-    w = runs[-1].w[:d]
+    formulation, run = built[len(runs) - 1], runs[-1]
     measures = {}
-    for split in task.evaluate_on:
-        data = task.source.load(split).pad_features(d)
+    for split, data in splits.items():
         sizes[split] = {"n_documents": data.n_documents, "n_queries": data.n_queries}
-        measures[split] = evaluate_scores(data, np.asarray(data.X @ w), preset=task.preset,
-                                          k=task.k)
-    return TaskResult(task=task, runs=[dataclasses.replace(r, alpha=None) for r in runs],
+        measures[split] = evaluate_scores(data, formulation.scores(run.w, data),
+                                          preset=task.preset, k=task.k)
+    reports = target.report(formulation, run) if target is not None else []
+    return TaskResult(task=task, runs=[r.replace(alpha=None) for r in runs],
                       wall_times=wall_times, sizes=sizes, measures=measures,
+                      certified=dict(zip(splits, reports, strict=True)),
                       peak_bytes=peak, pid=os.getpid())
