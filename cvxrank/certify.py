@@ -90,16 +90,21 @@ class EvaluationTarget:
         return out
 
     def until(self, formulation: Objective) -> StopRule | None:
-        """``until(w, radius)``: every measure of every set certified (None when the
-        formulation cannot certify measures, :func:`certifiable`)."""
+        """``until(w, radius)``: every measure of every set certified, or some measure not
+        certified even at radius 0 (then exact score ties between documents of different
+        labels decide it at w, as at an optimum such as w = 0 where every score ties, and
+        more iterations cannot certify it; the report says which). None when the
+        formulation cannot certify measures (:func:`certifiable`)."""
         if not certifiable(formulation):
             return None
 
-        def all_certified(w: np.ndarray, radius: float) -> bool:
-            return math.isfinite(radius) and all(
-                c.all_certified for c in self.certificates(formulation, w, radius))
+        def certified_or_tied(w: np.ndarray, radius: float) -> bool:
+            if math.isfinite(radius) and all(
+                    c.all_certified for c in self.certificates(formulation, w, radius)):
+                return True
+            return not all(c.all_certified for c in self.certificates(formulation, w, 0.0))
 
-        return all_certified
+        return certified_or_tied
 
     def report(self, formulation: Objective, run: Run) -> list[dict[str, Any]]:
         """Per set, :func:`measure_report` of ``run``'s model and radius."""

@@ -112,6 +112,12 @@ GAP_FLOOR = 1e-13
 #: gap has fallen by this factor (each check is a pass over the evaluation data).
 UNTIL_GAP_FACTOR = 4.0
 
+#: Once a run's tolerance is met at iteration k, its extra stopping rule may take
+#: ``max(a, b * k)`` more iterations, ``(a, b)`` here: Newton needs one or two, a cutting
+#: plane at most triples its iterations (beyond, its certificate stalls at the master's
+#: accuracy); what is still not certified then is reported so.
+UNTIL_EXTRA_ITERATIONS = (10, 2.0)
+
 #: A fit without an evaluation set stops when its certified model radius is at most this
 #: fraction of ``||w||`` (once its tolerance is met): the weights are then known to this
 #: relative precision, whatever data they later score.

@@ -465,8 +465,10 @@ class TraceRecorder:
         self.message = "running"
         self.tol_met = False
         self.until_checks = 0
+        self.until_budget_spent = False
         self._strong = float(formulation.strong_convexity)
         self._until_next_gap = math.inf
+        self._until_deadline: int | None = None
         self._last: tuple[np.ndarray | None, float, float] = (None, math.nan, math.inf)
         self._elapsed = 0.0
         self._wall_start = time.perf_counter()
@@ -476,13 +478,22 @@ class TraceRecorder:
         self.status, self.message = status, message
         return False
 
-    def _until_holds(self, w: np.ndarray, radius: float, gap: float, p: float) -> bool:
+    def _until_holds(self, k: int, w: np.ndarray, radius: float, gap: float,
+                     p: float) -> bool:
         """The :attr:`SolverOptions.until` rule, checked only once the gap has fallen by
         :data:`cvxrank.tolerances.UNTIL_GAP_FACTOR` since its last failure (each check is
         an evaluation-set pass); True at rounding level, where more iterations cannot
-        tighten the certificate."""
+        tighten the certificate, and once the iterations since the tolerance was first met
+        exceed their budget (:data:`cvxrank.tolerances.UNTIL_EXTRA_ITERATIONS`: a
+        certificate that stalls, e.g. at a cutting plane's master accuracy)."""
         until = self.options.until
         if until is None or radius == 0.0 or within(gap, p, tolerances.GAP_FLOOR):
+            return True
+        if self._until_deadline is None:
+            self._until_deadline = k + max(tolerances.UNTIL_EXTRA_ITERATIONS[0],
+                                           int(tolerances.UNTIL_EXTRA_ITERATIONS[1] * k))
+        if k >= self._until_deadline:
+            self.until_budget_spent = True
             return True
         if gap > self._until_next_gap:
             return False
@@ -561,11 +572,13 @@ class TraceRecorder:
             self._last = (w, gap, r)
             if due or met:
                 self.trace.append(k, self._elapsed, p, d, step, extra, radius=r)
-            if met and not self._until_holds(w, r, gap, p):
+            if met and not self._until_holds(k, w, r, gap, p):
                 met = False  # the tolerance holds, the stopping rule not yet: go on
         go_on = True
         if met:
-            go_on = self._stop(Status.CONVERGED, "converged: tolerance met")
+            go_on = self._stop(Status.CONVERGED, "converged: tolerance met" + (
+                "; its stopping rule beyond it still failed after the iterations it may "
+                "take (tolerances.UNTIL_EXTRA_ITERATIONS)" if self.until_budget_spent else ""))
         elif self.tol_met and (last or k >= self.max_iter):
             go_on = self._stop(Status.CONVERGED, "converged: tolerance met (the stopping "
                                "rule beyond it did not hold within the iteration or time "

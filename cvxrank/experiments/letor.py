@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,6 +172,20 @@ class FoldSelection:
         }
 
 
+def folds_certified(folds: Sequence[FoldSelection],
+                    measures: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Per test measure of the selected models: ``certified`` (on every fold, so their mean
+    is the optima's) and ``uncertified_queries`` (summed over the folds; None when a fold
+    has no certificate)."""
+    out: dict[str, dict[str, Any]] = {}
+    for key in measures:
+        reports = [f.test_certified.get(key) for f in folds]
+        counts = [r["uncertified_queries"] if r else None for r in reports]
+        out[key] = {"certified": all(bool(r and r["certified"]) for r in reports),
+                    "uncertified_queries": None if None in counts else int(sum(counts))}
+    return out
+
+
 def point_dict(params: dict[str, float], result: TaskResult, *,
                selected: bool) -> dict[str, Any]:
     """One grid point: parameters, the run's summary (or its failure), its measures and how
@@ -239,16 +253,8 @@ class GridResult:
         return {key: float(np.mean([f.test[key] for f in self.folds])) for key in keys}
 
     def certified(self) -> dict[str, dict[str, Any]]:
-        """Per test measure: ``certified`` (on every fold, so the mean is the optima's) and
-        ``uncertified_queries`` (summed over the folds; None when a fold has no
-        certificate)."""
-        out: dict[str, dict[str, Any]] = {}
-        for key in self.folds[0].test:
-            reports = [f.test_certified.get(key) for f in self.folds]
-            counts = [r["uncertified_queries"] if r else None for r in reports]
-            out[key] = {"certified": all(r and r["certified"] for r in reports),
-                        "uncertified_queries": None if None in counts else int(sum(counts))}
-        return out
+        """Per test measure, over the folds (:func:`folds_certified`)."""
+        return folds_certified(self.folds, self.folds[0].test)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (for ``--json`` and ``grid.json``)."""

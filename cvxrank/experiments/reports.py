@@ -26,6 +26,10 @@ TABLE_MEASURES = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", 
                   "map", "mean_ndcg")
 
 
+#: Marks a measure that is not certified as the optimum's in the tables.
+UNCERTIFIED_MARK = "†"
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A markdown table (cells converted with ``str``)."""
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]

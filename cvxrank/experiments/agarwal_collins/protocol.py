@@ -40,11 +40,12 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
+from cvxrank.certify import measure_report
 from cvxrank.errors import CvxrankError, PairLimitError, SolverError
 from cvxrank.experiments.agarwal_collins import (
     C_GRID,
@@ -198,22 +199,28 @@ class CertifiedTask:
     max_train_queries: int | None = None
 
     def run(self) -> CertifiedResult:
-        """Fit the loss at C with :func:`cvxrank.fitting.fit_formulation` to ``tol``; fall
-        back to w = 0 when the solver fails and the zero test proved w = 0 optimal."""
+        """Fit the loss at C with :func:`cvxrank.fitting.fit_formulation` to ``tol`` and on
+        until the measures of vali.txt and test.txt are certified; fall back to w = 0 when
+        the solver does not converge (or fails) and the zero test proved w = 0 optimal."""
+        from cvxrank.certify import EvaluationTarget, reported_measures
         from cvxrank.fitting import fit_formulation
         from cvxrank.formulations.rankmm import RankMM
 
         prepare_process()
         train = training_data(self)
         formulation = RankMM(train, C=self.C, loss=self.loss)
+        target = EvaluationTarget(tuple(self.source.load(s) for s in ("vali", "test")),
+                                  reported_measures(K), PRESET)
         d = train.n_features
         start = time.perf_counter()
         try:
             run = fit_formulation(formulation, self.solver, tol=self.tol,
-                                  time_budget=self.time_budget)
-        except (CvxrankError, ValueError, MemoryError) as exc:  # not certified, refused
-            elapsed = time.perf_counter() - start
-            reason = f"{self.solver}: {exc}"
+                                  time_budget=self.time_budget, certify=target)
+            reason = "" if run.converged else f"{run.solver}: {run.message}"
+        except (CvxrankError, ValueError, MemoryError) as exc:  # a refused problem
+            run, reason = None, f"{self.solver}: {exc}"
+        elapsed = time.perf_counter() - start
+        if run is None or not run.converged:
             if not self.zero_optimal:
                 return CertifiedResult(self, {}, math.nan, math.nan, self.solver, 0, elapsed,
                                        math.nan, error=reason)
@@ -221,11 +228,12 @@ class CertifiedTask:
             return CertifiedResult(self, _evaluate(self.source, zero, d),
                                    formulation.primal_value(zero), 0.0, "zero test", 0,
                                    elapsed, 0.0,
-                                   note=f"w = 0 proved optimal by the zero test; {reason}")
-        elapsed = time.perf_counter() - start
+                                   note=f"w = 0 proved optimal by the zero test; {reason}",
+                                   certified=measure_report(None, reported_measures(K)))
         return CertifiedResult(self, _evaluate(self.source, run.w, d), run.objective,
                                run.relative_gap, run.solver, run.n_iter, elapsed,
-                               float(np.linalg.norm(run.w[:d])), note=run.message)
+                               float(np.linalg.norm(run.w[:d])), note=run.message,
+                               certified=target.report(formulation, run)[1])
 
 
 @dataclass(frozen=True)
@@ -294,6 +302,9 @@ class CertifiedResult:
     note : str
         The solver's failure when the fallback was used, or its zero-model note.
     error : str or None
+    certified : dict
+        Per test measure: whether it is the optimum's (``certified``) and the test queries
+        that are not (:func:`cvxrank.certify.measure_report`).
     """
 
     task: CertifiedTask
@@ -306,6 +317,7 @@ class CertifiedResult:
     w_norm: float
     note: str = ""
     error: str | None = None
+    certified: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -400,6 +412,19 @@ class Fig1Result:
             return None
         return mean_measures([r.measures["test"] for r in runs])
 
+    def optimum_certified(self, loss: str) -> dict[str, dict[str, Any]]:
+        """Per test measure of the certified optima: certified on every fold, and the
+        uncertified test queries summed over the folds (None when a fold has no
+        certificate)."""
+        runs = self.certified.get(loss, [])
+        out: dict[str, dict[str, Any]] = {}
+        for key in (runs[0].certified if runs else {}):
+            reports = [r.certified.get(key) for r in runs]
+            counts = [c["uncertified_queries"] if c else None for c in reports]
+            out[key] = {"certified": all(bool(c and c["certified"]) for c in reports),
+                        "uncertified_queries": None if None in counts else int(sum(counts))}
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """Plain values (for ``--json`` and the JSON file)."""
         from dataclasses import asdict
@@ -412,7 +437,8 @@ class Fig1Result:
                         for m, cs in self.choices.items()},
             "certified": {LABELS[loss]: {"solver": self.certified_solver,
                                          "folds": [asdict(r) for r in runs],
-                                         "mean": self.certified_mean(loss)}
+                                         "mean": self.certified_mean(loss),
+                                         "measures_certified": self.optimum_certified(loss)}
                           for loss, runs in self.certified.items()},
             "zero_optimality": {LABELS[loss]: checks for loss, checks in self.zero.items()},
             "backend": self.backend, "workers": self.workers, "n_tasks": self.n_tasks,

@@ -27,7 +27,7 @@ from cvxrank.experiments.agarwal_collins.protocol import (
     Fig1Result,
     K,
 )
-from cvxrank.experiments.reports import markdown_table, write_csv
+from cvxrank.experiments.reports import UNCERTIFIED_MARK, markdown_table, write_csv
 from cvxrank.experiments.selection import TIE_BREAK
 
 #: The cut-offs the markdown table shows (the CSV and JSON have 1..10).
@@ -58,6 +58,43 @@ def summary_rows(result: Fig1Result) -> list[tuple[str, str, dict[str, float]]]:
     return rows
 
 
+def _optimum_loss(label: str) -> str | None:
+    """The loss of an optimum row's label (None for the other rows)."""
+    for loss, name in LABELS.items():
+        if label in (name + OPTIMUM, name + OPTIMUM_ZERO):
+            return loss
+    return None
+
+
+def _cell(result: Fig1Result, label: str, mean: dict[str, float], measure: str) -> str:
+    """A measure of the table, marked when an optimum row's value is not certified."""
+    loss = _optimum_loss(label)
+    report = result.optimum_certified(loss).get(measure) if loss else None
+    mark = "" if report is None or report["certified"] else UNCERTIFIED_MARK
+    return f"{mean[measure]:.4f}{mark}"
+
+
+def _count(n: int | None) -> str:
+    return "?" if n is None else str(n)
+
+
+def certified_notes(result: Fig1Result) -> list[str]:
+    """One sentence per certified-optimum row: its measures are the optimum's, or which are
+    not (the early-stopped stochastic rows are never labelled as optima)."""
+    notes = []
+    for loss, label in LABELS.items():
+        report = result.optimum_certified(loss)
+        if not report or result.certified_mean(loss) is None:
+            continue
+        missing = [f"{m.upper()} ({_count(c['uncertified_queries'])})"
+                   for m, c in report.items() if not c["certified"]]
+        notes.append(f"{label} optimum: every test measure certified (the exact optimum's)."
+                     if not missing else
+                     f"{label} optimum{UNCERTIFIED_MARK}: not certified (test queries summed "
+                     f"over the folds): {', '.join(missing)}.")
+    return notes
+
+
 def _params(params: dict[str, float]) -> str:
     return ", ".join(f"{name}={value:g}" for name, value in params.items())
 
@@ -66,11 +103,13 @@ def fig1_markdown(result: Fig1Result) -> str:
     """The table of means, the selections per fold, the certified fits, the zero test and
     the notes."""
     cols = ([f"ndcg@{i}" for i in SHOWN] + [f"p@{i}" for i in SHOWN] + ["map"])
-    rows = [[label] + [f"{mean[c]:.4f}" for c in cols]
+    rows = [[label] + [_cell(result, label, mean, c) for c in cols]
             for label, _, mean in summary_rows(result)]
     parts = [f"Test measures, mean over folds {', '.join(map(str, result.folds))} "
-             f"({PRESET}):", "",
-             markdown_table(["method"] + [c.upper() for c in cols], rows), ""]
+             f"({PRESET}); the stochastic rows are early-stopped at their selected T (not "
+             "optima):", "",
+             markdown_table(["method"] + [c.upper() for c in cols], rows), "",
+             *certified_notes(result), ""]
 
     sel = [[c.method, str(c.fold), _params(c.best.params), f"{c.best.measures['vali'][SELECT]:.4f}",
             f"{c.best.measures['test'][SELECT]:.4f}", f"{c.best.stats['relative_gap']:.2e}",

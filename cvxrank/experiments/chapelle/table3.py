@@ -127,12 +127,17 @@ class MethodRun:
     ndcg10 : float
         Test NDCG@10 of ``X_test @ w`` under the ``letor3`` preset
         (:func:`cvxrank.metrics.evaluate`).
+    certified : dict
+        Whether the NDCG@10 is the exact optimum's (``certified``) and how many test
+        queries are not certified (:func:`cvxrank.certify.measure_report`); the Newton
+        methods go on until it is, LinearSVC stops at LIBLINEAR's tolerance.
     """
 
     method: str
     run: Run
     time: float
     ndcg10: float
+    certified: dict[str, Any]
 
     @property
     def objective(self) -> float:
@@ -166,7 +171,8 @@ class MethodRun:
             "method": self.method, "ndcg@10": self.ndcg10, "objective": self.objective,
             "time": self.time, "setup_time": self.setup_time, "solver_time": self.solver_time,
             "n_iter": r.n_iter, "cg_iterations": self.cg_iterations, "converged": r.converged,
-            "certified_gap": self.certified_gap, "message": r.message, "w": r.w,
+            "certified_gap": self.certified_gap, "w_radius": r.w_radius,
+            "ndcg@10_certified": self.certified, "message": r.message, "w": r.w,
         }
 
 
@@ -253,6 +259,12 @@ class Table3Result:
         """Mean over the folds of the test NDCG@10 of ``method``."""
         return float(np.mean([f.runs[method].ndcg10 for f in self.folds]))
 
+    def uncertified(self, method: str) -> int | None:
+        """Test queries whose NDCG@10 of ``method`` is not certified, summed over the folds
+        (None when a run has no certificate)."""
+        counts = [f.runs[method].certified["uncertified_queries"] for f in self.folds]
+        return None if None in counts else int(sum(counts))
+
     def total_time(self, method: str) -> float:
         """Training time of ``method`` summed over the folds (the paper's Table 3 time)."""
         return float(sum(f.runs[method].time for f in self.folds))
@@ -280,6 +292,7 @@ class Table3Result:
             "methods": list(self.methods),
             "folds": [f.to_dict() for f in self.folds],
             "mean_ndcg@10": {m: self.mean_ndcg10(m) for m in self.methods},
+            "uncertified_queries": {m: self.uncertified(m) for m in self.methods},
             "total_time": {m: self.total_time(m) for m in self.methods},
             "max_objective_difference": self.max_objective_difference,
             "objective_agreement_required": OBJECTIVE_AGREEMENT,
@@ -323,7 +336,8 @@ def fold_result(results: Sequence[TaskResult]) -> FoldResult:
         n_queries=train["n_queries"], n_pairs=train["n_pairs"],
         n_test_documents=test["n_documents"], n_test_queries=test["n_queries"],
         runs={r.task.solver: MethodRun(method=r.task.solver, run=r.run, time=r.wall_time,
-                                       ndcg10=r.measures["test"]["ndcg@10"])
+                                       ndcg10=r.measures["test"]["ndcg@10"],
+                                       certified=r.certified["test"]["ndcg@10"])
               for r in results},
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cvxrank.experiments.chapelle.reports import UNCERTIFIED_MARK
 from cvxrank.experiments.le_smola.protocol import MEASURES, LeSmolaResult
 from cvxrank.experiments.reports import markdown_table, write_table_files
 
@@ -26,11 +27,21 @@ def le_smola_markdown(result: LeSmolaResult) -> str:
              f"{sel} (ties: smallest C); test means ({result.preset})"
              + (f"; first {result.max_train_queries} training queries only"
                 if result.max_train_queries else ""), ""]
-    rows = [[m.spec.label, *(_f(m.mean()[k]) for k in MEASURES),
+    rows = [[m.spec.label, *(_f(m.mean()[k]) + ("" if m.certified()[k]["certified"] else
+                                              UNCERTIFIED_MARK) for k in MEASURES),
              " ".join(f"{c:g}" for c in m.to_dict()["selected_C"])]
             for m in result.methods]
     lines.append(markdown_table(["method", "NDCG@1", "NDCG@10", "MAP", "selected C per fold"],
                                 rows))
+    uncertified = [f"{m.spec.label} {k.upper()} ({c['uncertified_queries']})"
+                   for m in result.methods for k, c in m.certified().items()
+                   if not c["certified"]]
+    lines += ["", "Every measure above is certified: the exact optimum's on every test query "
+              "of every fold (cvxrank.certify)." if not uncertified else
+              f"{UNCERTIFIED_MARK}: not certified as the optimum's (test queries, summed over "
+              f"the folds): {', '.join(uncertified)}. At w = 0 every score ties, so no ball "
+              "around the optimum fixes an order: such a model's measures are those of the "
+              "tie rule, not certified."]
     lines += ["", "Table 2 style (selected fits, fold means): support vectors = cuts with a "
               "nonzero multiplier at the end (n-slack: working set after pruning); iterations "
               "= column-generation iterations; master = share of the solver's time in the "
