@@ -35,6 +35,11 @@ if TYPE_CHECKING:
     from cvxrank.trace import Run, StopRule
 
 
+#: The smallest positive radius: a ball this small certifies every order but exact score
+#: ties (a ball of radius 0 is one point, where ties are as permanent as any order).
+TIES = float(np.finfo(float).tiny)
+
+
 def reported_measures(k: int, *, mean_ndcg: bool = False) -> tuple[str, ...]:
     """The measure keys :func:`cvxrank.metrics.evaluate` reports at cut-off ``k``."""
     keys = [f"ndcg@{i}" for i in range(1, k + 1)] + [f"p@{i}" for i in range(1, k + 1)]
@@ -91,10 +96,10 @@ class EvaluationTarget:
 
     def until(self, formulation: Objective) -> StopRule | None:
         """``until(w, radius)``: every measure of every set certified, or some measure not
-        certified even at radius 0 (then exact score ties between documents of different
-        labels decide it at w, as at an optimum such as w = 0 where every score ties, and
-        more iterations cannot certify it; the report says which). None when the
-        formulation cannot certify measures (:func:`certifiable`)."""
+        certified even in the smallest ball (radius ``TIES``: then exact score ties between
+        documents of different labels decide it at w, as at an optimum such as w = 0 where
+        every score ties, and more iterations cannot certify it; the report says which).
+        None when the formulation cannot certify measures (:func:`certifiable`)."""
         if not certifiable(formulation):
             return None
 
@@ -102,7 +107,7 @@ class EvaluationTarget:
             if math.isfinite(radius) and all(
                     c.all_certified for c in self.certificates(formulation, w, radius)):
                 return True
-            return not all(c.all_certified for c in self.certificates(formulation, w, 0.0))
+            return not all(c.all_certified for c in self.certificates(formulation, w, TIES))
 
         return certified_or_tied
 

@@ -143,6 +143,28 @@ def clamp_k(k: int, longest_query: int) -> int:
 # --------------------------------------------------------------------------- output
 
 
+def add_progress_flag(parser: argparse.ArgumentParser) -> None:
+    """``--progress/--no-progress``: the one way every long command shows its progress."""
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show progress on stderr as the command runs (default: on when "
+                        "stderr is a terminal and the output is not --json)")
+
+
+def progress_wanted(args: argparse.Namespace) -> bool:
+    """``--progress`` as given, else on when stderr is a terminal and the output is not
+    ``--json``."""
+    if args.progress is not None:
+        return bool(args.progress)
+    return sys.stderr.isatty() and not getattr(args, "json", False)
+
+
+def progress_lines(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """Where a command's progress lines go: stderr when :func:`progress_wanted`."""
+    if not progress_wanted(args):
+        return None
+    return lambda line: print(line, file=sys.stderr, flush=True)
+
+
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     """Add the ``--json`` flag every subcommand has."""
     parser.add_argument(

@@ -27,8 +27,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cvxrank.cli.common import add_json_flag, emit_json
-from cvxrank.cli.verify import add_verification_options, prepare_dir, report_failures, select
+from cvxrank.cli.common import add_json_flag, emit_json, progress_lines
+from cvxrank.cli.verify import (
+    add_verification_options,
+    format_row,
+    prepare_dir,
+    report_failures,
+    select,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +60,10 @@ def run_figures(args: argparse.Namespace) -> int:
 
     chosen, instances, ref_solver = select(args)
     out_dir = prepare_dir(args.out)
-    outcomes = run_verification(chosen, instances, ref_solver)
+    lines = progress_lines(args)
+    outcomes = run_verification(chosen, instances, ref_solver, progress=None if lines is None
+                                else lambda o, done, total: lines(f"[{done}/{total}] "
+                                                                  f"{format_row(o)}"))
     written = write_figures(outcomes, out_dir)
     index = write_figures_readme(out_dir)
     failed = [o for o in outcomes if not o.passed]

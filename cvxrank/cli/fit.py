@@ -67,10 +67,12 @@ from typing import Any
 from cvxrank.cli.common import (
     add_data_format_options,
     add_json_flag,
+    add_progress_flag,
     emit_json,
     load_data,
     positive_float,
     positive_int,
+    progress_wanted,
 )
 from cvxrank.errors import CvxrankError, UsageError
 from cvxrank.jsonable import to_jsonable
@@ -199,9 +201,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--preset", default="letor3",
                         help="metric conventions for --test (default letor3)")
     parser.add_argument("--k", type=positive_int, default=10, help="largest cut-off k (default 10)")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="show the solver's iterations, objective, gap and radius on "
-                        "stderr as it runs (default: on when stderr is a terminal)")
+    add_progress_flag(parser)
     parser.add_argument("--save-model", metavar="MODEL", default=None,
                         help="write the fitted model (JSON) to MODEL")
     add_data_format_options(parser)
@@ -237,7 +237,7 @@ def run_fit(args: argparse.Namespace) -> int:
     # The formulation and fit_formulation directly (what the estimators call), so that a
     # fit from the command line does not import scikit-learn (about 1 s of start-up).
     formulation = method.build(train, loss=loss, **params)
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    progress = progress_wanted(args)
     callback = progress_printer(f"{args.method} {loss}", sys.stderr) if progress else None
     target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
     try:

@@ -21,7 +21,7 @@ local processes (``processes``, joblib) or on Dask (``dask``: the scheduler at
 ``--scheduler ADDRESS``, whose workers must see DIR, or a local cluster of ``--workers``
 processes; needs ``pip install 'cvxrank[dask]'``). Every backend gives the same selections
 and measures. A progress bar goes to stderr when it is a terminal (``--progress`` forces it,
-``--json`` turns it off unless forced).
+``--no-progress`` or ``--json`` turn it off).
 
 Prints the per-fold table, the mean and the validation measure at every grid point; with
 ``--out DIR`` writes ``grid.md``, ``grid.csv`` (per fold and mean), ``grid-points.csv``
@@ -39,10 +39,16 @@ on stderr.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from cvxrank.cli.common import add_json_flag, emit_json, positive_float, positive_int
+from cvxrank.cli.common import (
+    add_json_flag,
+    add_progress_flag,
+    emit_json,
+    positive_float,
+    positive_int,
+    progress_wanted,
+)
 
 #: The ``--help`` summary (equal to the entry of :data:`cvxrank.cli.main.COMMANDS`).
 SUMMARY = "the LETOR protocol: grid per fold, select on vali, report test"
@@ -98,9 +104,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write grid.md, grid.csv, grid-points.csv, grid.json (and "
                         "grid-validation.png) into DIR")
-    parser.add_argument("--progress", action="store_true",
-                        help="show the progress bar on stderr even when it is not a terminal "
-                        "or with --json")
+    add_progress_flag(parser)
     add_json_flag(parser)
     parser.set_defaults(func=run_grid)
 
@@ -148,7 +152,7 @@ def run_grid(args: argparse.Namespace) -> int:
     if args.out is not None:  # created now, so that a bad path fails before the run
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-    progress = args.progress or (not args.json and sys.stderr.isatty())
+    progress = progress_wanted(args)
     result = run_letor_grid(
         args.data, method=args.method, grid=grid, loss=args.loss, select=args.select,
         preset=args.preset, k=args.k, folds=folds, solver=args.solver, tol=args.tol,

@@ -4,28 +4,28 @@ Usage::
 
     cvxrank reproduce chapelle-table3 --data DIR [--C 5e-5] [--folds 1 2 3 4 5]
         [--tol 1e-8] [--linearsvc-tol 1e-8] [--max-train-queries N]
-        [--out results/chapelle-table3] [--blas-threads 1] [--verbose] [--json]
+        [--out results/chapelle-table3] [--blas-threads 1] [--progress] [--json]
     cvxrank reproduce chapelle-fig3 [--sizes 1200 2400 4800 9600 19200] [--d 20]
         [--noise 1.0] [--seed 0] [--c0 10 | --C C] [--max-pairs 20000000] [--repeat 3]
-        [--memory] [--out results/chapelle-fig3] [--blas-threads 1] [--verbose] [--json]
+        [--memory] [--out results/chapelle-fig3] [--blas-threads 1] [--progress] [--json]
     cvxrank reproduce agarwal-collins-fig1 --data DIR [--folds 1 2 3 4 5] [--seeds 0]
         [--C ...] [--eta0 ...] [--T ...] [--ranksvm-C ...] [--no-certified]
         [--certified-solver auto] [--certified-time-budget S] [--max-train-queries N]
         [--quick] [--backend sequential|processes|dask] [--workers N] [--scheduler ADDRESS]
-        [--out results/agarwal-collins-fig1] [--blas-threads 1] [--verbose] [--json]
+        [--out results/agarwal-collins-fig1] [--blas-threads 1] [--progress] [--json]
     cvxrank reproduce conerank-table1 --data DIR [--folds 1 2 3 4 5] [--seeds 0] [--K 10]
         [--passes 40] [--mu-sg 0.001] [--mu-eg 0.005] [--sweep-K 2 5 10 15 20 30 46]
         [--sweep-variants sg] [--sweep-all-seeds] [--ranksvm-C ...] [--no-spectrum]
         [--max-train-queries N] [--quick] [--backend sequential|processes|dask] [--workers N]
-        [--scheduler ADDRESS] [--out results/conerank-table1] [--blas-threads 1] [--verbose]
+        [--scheduler ADDRESS] [--out results/conerank-table1] [--blas-threads 1] [--progress]
         [--json]
     cvxrank reproduce le-smola-ohsumed --data DIR [--folds 1 2 3 4 5] [--select map|ndcg@10]
         [--C ...] [--svmmap-C ...] [--ranksvm-C ...] [--dorm-c power-0.5 log loglog]
         [--max-train-queries N] [--quick] [--backend sequential|processes|dask] [--workers N]
-        [--out results/le-smola-ohsumed] [--blas-threads 1] [--verbose] [--json]
+        [--out results/le-smola-ohsumed] [--blas-threads 1] [--progress] [--json]
     cvxrank reproduce le-smola-digits [--seed 0] [--targets 0 ... 9] [--folds 5] [--quick]
         [--backend sequential|processes|dask] [--workers N] [--out results/le-smola-digits]
-        [--blas-threads 1] [--verbose] [--json]
+        [--blas-threads 1] [--progress] [--json]
 
 ``chapelle-table3`` is Chapelle & Keerthi (2010), Sect. 5.1, Table 3: on the five LETOR 3.0
 OHSUMED folds under DIR (the ``QueryLevelNorm`` folder holding ``Fold1`` ... ``Fold5``), the
@@ -67,8 +67,9 @@ the options: an option's ``dest`` is the configuration's field, ``--quick`` star
 configuration's quick preset, the options given explicitly win, and the backend options
 make its :class:`~cvxrank.experiments.backends.Execution`; :func:`reproduce` checks the data,
 runs it, writes and prints. All print the markdown table (``--json``: one JSON object, the
-result and the files written). ``--verbose`` reports progress on stderr. Timings run with
-one BLAS thread by default (``--blas-threads 0`` keeps the library's default).
+result and the files written). ``--progress`` reports progress on stderr (a bar on a
+terminal, a line per task otherwise; the default on a terminal without ``--json``). Timings
+run with one BLAS thread by default (``--blas-threads 0`` keeps the library's default).
 
 Exit codes: 0 on success; 2 for bad input (a missing folder or fold file, a malformed data
 file, C <= 0, an output path that is not a directory), with one line
@@ -86,12 +87,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from cvxrank.cli.common import (
     add_json_flag,
+    add_progress_flag,
     blas_thread_count,
     emit_json,
     nonnegative_float,
     nonnegative_int,
     positive_float,
     positive_int,
+    progress_lines,
+    progress_wanted,
 )
 
 if TYPE_CHECKING:
@@ -211,7 +215,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--blas-threads", type=blas_thread_count, default=1, dest="blas_threads",
                         help="BLAS threads during the run (default 1: steadier timings on a "
                         "shared machine; 0 keeps the library default)")
-    parser.add_argument("--verbose", action="store_true", help="report progress on stderr")
+    add_progress_flag(parser)
     add_json_flag(parser)
 
 
@@ -232,15 +236,14 @@ def _add_parallel(parser: argparse.ArgumentParser, out: str, *, scheduler: bool 
 
 
 def _progress(args: argparse.Namespace) -> Any:
-    if not args.verbose:
-        return None
-    return lambda line: print(line, file=sys.stderr, flush=True)
+    """Progress lines on stderr, when progress is wanted and stderr is not a terminal (a
+    terminal gets the bar)."""
+    return None if sys.stderr.isatty() else progress_lines(args)
 
 
 def _progress_bar(args: argparse.Namespace) -> bool:
-    """A progress bar on stderr: only on a terminal, and not with ``--json`` or
-    ``--verbose``."""
-    return not args.json and not args.verbose and sys.stderr.isatty()
+    """A progress bar on stderr: on a terminal, when progress is wanted."""
+    return progress_wanted(args) and sys.stderr.isatty()
 
 
 def _out_dir(path: str) -> Path:

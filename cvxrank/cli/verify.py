@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from cvxrank.cli.common import add_json_flag, emit_json
+from cvxrank.cli.common import add_json_flag, add_progress_flag, emit_json, progress_lines
 
 #: (header, width) of the table columns.
 COLUMNS = (
@@ -75,6 +75,7 @@ def add_verification_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reference-solver", metavar="SOLVER", default="CLARABEL",
                         help="CVXPY solver of the certified references (CLARABEL, ECOS, OSQP, "
                         "SCS, ...; default CLARABEL)")
+    add_progress_flag(parser)
 
 
 def select(args: argparse.Namespace) -> tuple[list[Any], list[Any], str]:
@@ -156,9 +157,13 @@ def run_verify(args: argparse.Namespace) -> int:
     out_dir = None if args.no_figures else prepare_dir(args.figures)
     start = time.perf_counter()
 
+    lines = progress_lines(args)
+
     def progress(outcome: Any, done: int, total: int) -> None:
-        if not args.json:
+        if not args.json:  # the table's rows are the progress
             print(format_row(outcome), flush=True)
+        elif lines is not None:
+            lines(f"[{done}/{total}] {format_row(outcome)}")
 
     if not args.json:
         sizes = ", ".join(i.name for i in instances)

@@ -1,0 +1,67 @@
+"""One way to see progress: ``--progress`` on every long command, also through a pipe.
+
+Each command runs as a user's process (``python -m cvxrank.cli.main``) with stdout and
+stderr piped (not a terminal, where progress is off by default), with ``--progress`` (lines
+on stderr) and with ``--no-progress`` (nothing on stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cvxrank.data.svmlight import write_svmlight
+from cvxrank.data.synthetic import make_synthetic
+
+
+@pytest.fixture(scope="module")
+def letor_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("progress")
+    (root / "Fold1").mkdir()
+    for j, split in enumerate(("train", "vali", "test")):
+        write_svmlight(make_synthetic(n_queries=6, docs_per_query=(6, 10), n_features=5,
+                                      seed=j), root / "Fold1" / f"{split}.txt")
+    return root
+
+
+def cvxrank(*args: object) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cvxrank.cli.main", *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def commands(root: Path, tmp: Path) -> dict[str, list[object]]:
+    train = root / "Fold1" / "train.txt"
+    only = ("--quick", "--only", "ranksvm-squared_hinge/prsvm+")
+    return {
+        "fit": ["fit", "--train", train, "--json"],
+        "grid": ["grid", "--method", "ranksvm", "--data", root, "--param", "C=0.01,1",
+                 "--select", "map", "--json"],
+        "verify": ["verify", *only, "--no-figures", "--json"],
+        "figures": ["figures", *only, "--out", tmp / "figures", "--json"],
+    }
+
+
+@pytest.mark.parametrize("command", ["fit", "grid", "verify", "figures"])
+def test_progress_through_a_pipe(letor_dir, tmp_path, command) -> None:
+    args = commands(letor_dir, tmp_path)[command]
+    shown = cvxrank(*args, "--progress")
+    assert shown.returncode == 0, shown.stderr
+    json.loads(shown.stdout)  # the JSON report is untouched on stdout
+    assert shown.stderr.strip(), f"{command} --progress printed nothing on stderr"
+    if command in ("fit", "grid"):  # the same code path hides it for every command
+        hidden = cvxrank(*args, "--no-progress")
+        assert hidden.returncode == 0 and hidden.stderr == ""
+        json.loads(hidden.stdout)
+
+
+def test_reproduce_progress_through_a_pipe(shared_data, tmp_path) -> None:
+    root = shared_data / "letor3_ohsumed" / "QueryLevelNorm"
+    shown = cvxrank("reproduce", "chapelle-table3", "--data", root, "--folds", "1",
+                    "--max-train-queries", "10", "--out", tmp_path, "--json", "--progress")
+    assert shown.returncode == 0, shown.stderr
+    assert "fold 1: PRSVM NDCG@10" in shown.stderr  # a line per fold
+    json.loads(shown.stdout)
