@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
+from toolbox import install_clock
 
 from cvxrank import methods
+from cvxrank import trace as trace_module
 from cvxrank.cli.main import main as cli_main
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import read_svmlight, write_svmlight
@@ -209,7 +211,8 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("variant", ["sg", "eg"])
-def test_fit_cli_json(capsys, files, data, tmp_path, variant) -> None:
+def test_fit_cli_json(capsys, files, data, tmp_path, variant, monkeypatch) -> None:
+    install_clock(monkeypatch, trace_module)  # the solver clock ticks: time > 0 anywhere
     train, test = files
     model_path = tmp_path / "model.json"
     code, out, err = run(capsys, "fit", "--method", "conerank", "--solver",

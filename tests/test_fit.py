@@ -7,8 +7,10 @@ import json
 import numpy as np
 import pytest
 from sklearn.base import clone
+from toolbox import install_clock, rel
 
 from cvxrank import fitting
+from cvxrank import trace as trace_module
 from cvxrank.cli.main import main as cli_main
 from cvxrank.data.svmlight import write_svmlight
 from cvxrank.data.synthetic import make_synthetic
@@ -20,10 +22,6 @@ from cvxrank.reference import solve_reference
 from cvxrank.tolerances import FAST_SOLVER_GAP
 
 LOSSES = ("hinge", "squared_hinge")
-
-
-def rel(a: float, b: float) -> float:
-    return abs(a - b) / max(1.0, abs(b))
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +99,8 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("loss", LOSSES)
-def test_fit_cli_json(capsys, files, data, tmp_path, loss) -> None:
+def test_fit_cli_json(capsys, files, data, tmp_path, loss, monkeypatch) -> None:
+    install_clock(monkeypatch, trace_module)  # the solver clock ticks: time > 0 anywhere
     train, test = files
     model_path = tmp_path / "model.json"
     code, out, err = run(capsys, "fit", "--method", "ranksvm", "--loss", loss, "--C", "0.3",
@@ -238,7 +237,8 @@ def test_ordinal_svm_estimator(data, margin, solver) -> None:
     ref = solve_reference(f, f.reference_solver)
     model = OrdinalSVMRanker(C=C, margin=margin).fit(data.X, data.y, qid=data.qid)
     assert model.solver_ == solver
-    assert rel(model.objective_, ref.p_star) <= FAST_SOLVER_GAP
+    # the sum of margins' optimum is 0 here (7e-13): relative to its gap_floor
+    assert rel(model.objective_, ref.p_star, f.gap_floor) <= FAST_SOLVER_GAP
     assert model.coef_.shape == (data.n_features,)
     assert model.thresholds_.shape == (np.unique(data.y).size - 1,)
     np.testing.assert_array_equal(model.classes_, np.unique(data.y))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from toolbox import rel
 
 from cvxrank.capabilities import missing_capabilities
 from cvxrank.data.synthetic import make_synthetic
@@ -15,10 +16,6 @@ from cvxrank.reference import solve_reference
 from cvxrank.tolerances import NEWTON_GAP, reference_agreement
 
 LOSSES = PAIR_LOSSES
-
-
-def rel(a: float, b: float) -> float:
-    return abs(a - b) / max(1.0, abs(b))
 
 
 @pytest.fixture(scope="module")

@@ -59,8 +59,9 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from toolbox import install_clock
 
-from cvxrank import l1inf_kernels
+from cvxrank import l1inf_kernels, sets
 from cvxrank.formulations.base import HyperParameter
 from cvxrank.reference import SOLVER_OPTIONS
 from cvxrank.sets import L1InfBall, L1InfLayout, project_l1inf_nonneg
@@ -442,14 +443,16 @@ def test_a_block_at_the_step_limit_falls_back_to_sorting(
 
 def test_numpy_until_its_budget_then_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     # a process starts with the sort-based method, charged to its account, and switches
-    # once the account reaches the budget
+    # once the account reaches the budget; on a clock where a projection takes one tick,
+    # one projection charges exactly one tick
     monkeypatch.setitem(l1inf_kernels._STATE, "loaded", False)
     monkeypatch.setitem(l1inf_kernels._STATE, "numpy_seconds", 0.0)
+    clock = install_clock(monkeypatch, sets)
     rng = np.random.default_rng(2)
     s = L1InfBall(rng.integers(0, 20, 500) % 20, None, 1.0)
     v = rng.normal(size=500)
     np.testing.assert_array_equal(s.project(v), s._layout.project_sorted(v, 1.0).point)
-    assert 0.0 < l1inf_kernels._STATE["numpy_seconds"] < l1inf_kernels.NUMPY_BUDGET
+    assert l1inf_kernels._STATE["numpy_seconds"] == clock.tick < l1inf_kernels.NUMPY_BUDGET
     assert not l1inf_kernels.use_compiled()
     l1inf_kernels.charge_numpy(l1inf_kernels.NUMPY_BUDGET)
     assert l1inf_kernels.use_compiled() and l1inf_kernels._STATE["loaded"]

@@ -14,6 +14,7 @@ from itertools import product
 import numpy as np
 import pytest
 from sklearn.base import clone
+from toolbox import rel
 
 from cvxrank.cli.main import main as cli_main
 from cvxrank.data.ranking_data import RankingData
@@ -26,10 +27,6 @@ from cvxrank.registry import entries
 from cvxrank.tolerances import FAST_SOLVER_GAP
 
 C = 2.0
-
-
-def rel(a: float, b: float) -> float:
-    return abs(a - b) / abs(b)
 
 
 def small_data(seed: int = 5) -> RankingData:

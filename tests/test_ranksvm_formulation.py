@@ -6,6 +6,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from toolbox import rel
 
 from cvxrank.capabilities import CAPABILITIES, missing_capabilities
 from cvxrank.data import PairSet, RankingData, build_pairs, make_synthetic
@@ -74,10 +75,6 @@ def explicit_differences(f: RankSVM) -> np.ndarray:
     """Rows x_i - x_j in the formulation's pair order, formed explicitly (p x d)."""
     X = f.data.X.toarray() if sp.issparse(f.data.X) else f.data.X
     return np.array([X[i] - X[j] for i, j in zip(f.pairs.upper, f.pairs.lower, strict=True)])
-
-
-def rel(a: float, b: float) -> float:
-    return abs(a - b) / max(1.0, abs(b))
 
 
 # -- CVXPY expressions vs numpy evaluators (no solve) -----------------------------------------

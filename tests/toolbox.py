@@ -1,0 +1,114 @@
+"""The test suite's shared helpers: one relative gap, certified references, a test clock.
+
+Import them as ``from toolbox import ...`` (pytest puts ``tests/`` on ``sys.path``, as for
+``letor_eval_reference``).
+
+Gaps
+    A relative gap is :func:`cvxrank.tolerances.relative_gap`'s, the definition the stopping
+    rules, ``validate``, ``verify`` and ``fit`` use
+    (:data:`cvxrank.tolerances.RELATIVE_GAP_DEFINITION`): ``|value - reference| /
+    |reference|``, or the formulation's ``gap_floor`` where its optimum can be 0 or negative.
+    Never ``max(1, |reference|)``: that is an absolute test whenever the optimum is below 1
+    (see :mod:`cvxrank.tolerances`).
+
+    * :func:`rel` -- the relative gap itself (non-negative);
+    * :func:`signed_rel` -- the same size, with the sign of ``value - reference`` (a primal
+      value can only be above the optimum, a dual value only below, up to rounding);
+    * :func:`primal_gap` -- :func:`signed_rel` of ``P(w)`` to a certified ``p*``, with the
+      formulation's ``gap_floor``: what ``validate`` reports as ``rel_gap``.
+
+Certified references
+    * :func:`certified` -- ``(f, solve_reference(f, solver))``, by default with the solver the
+      formulation names (:attr:`~cvxrank.formulations.base.Formulation.reference_solver`);
+      :func:`cvxrank.reference.solve_reference` caches by the formulation's content, so asking
+      again costs a hash, not a solve;
+    * :func:`certified_problem` -- a decorator for a test file's builder of formulations: the
+      decorated builder returns the ``(formulation, reference)`` pair, built and certified
+      once per distinct arguments in a session.
+
+Clocks
+    * :func:`install_clock` -- a :class:`TickingClock` in place of the ``time`` module of the
+      given cvxrank modules: durations, time budgets and "charged to the solver's clock" are
+      then tested on a clock that advances by known amounts, not on the wall clock.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from cvxrank.reference import Reference, solve_reference
+from cvxrank.tolerances import relative_gap
+
+
+def rel(value: float, reference: float, floor: float = 0.0) -> float:
+    """``|value - reference| / |reference|`` (``floor``: the formulation's ``gap_floor``):
+    :func:`cvxrank.tolerances.relative_gap`."""
+    return relative_gap(value, reference, floor)
+
+
+def signed_rel(value: float, reference: float, floor: float = 0.0) -> float:
+    """:func:`rel` with the sign of ``value - reference``: ``(value - reference) /
+    |reference|``."""
+    return math.copysign(relative_gap(value, reference, floor),
+                         float(value) - float(reference))
+
+
+def primal_gap(f: Any, w: np.ndarray, ref: Any) -> float:
+    """``(P(w) - p*) / |p*|`` with ``f.gap_floor``: how far ``w`` is above the certified
+    optimum ``ref.p_star`` (negative only by rounding)."""
+    return signed_rel(f.primal_value(w), ref.p_star, f.gap_floor)
+
+
+def certified(f: Any, solver: str | None = None) -> tuple[Any, Reference]:
+    """``(f, solve_reference(f, solver))``; ``solver`` defaults to ``f.reference_solver``."""
+    return f, solve_reference(f, solver or f.reference_solver)
+
+
+def certified_problem(build: Callable[..., Any]) -> Callable[..., tuple[Any, Reference]]:
+    """Decorate ``build(*args) -> formulation``: the decorated function returns
+    :func:`certified` of it, built and solved once per distinct (hashable) arguments."""
+
+    @functools.cache
+    def pair(*args: Any) -> tuple[Any, Reference]:
+        return certified(build(*args))
+
+    return functools.wraps(build)(pair)
+
+
+class TickingClock:
+    """A deterministic stand-in for the ``time`` module of the cvxrank modules it is put in
+    (:func:`install_clock`): :meth:`perf_counter` advances by ``tick`` seconds at every call
+    (2**-20 s, so the readings are exact binary fractions), :meth:`advance` by a given amount
+    (what a test's "slow" callback or evaluation does instead of sleeping); any other
+    attribute is the real :mod:`time` module's. Timing assertions are made on this clock,
+    never on the wall clock."""
+
+    def __init__(self, tick: float = 2.0**-20) -> None:
+        self.now = 0.0
+        self.tick = tick
+
+    def perf_counter(self) -> float:
+        self.now += self.tick
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def install_clock(monkeypatch: Any, *modules: Any, tick: float = 2.0**-20) -> TickingClock:
+    """One :class:`TickingClock` as the ``time`` of each of ``modules`` (each does
+    ``import time`` and reads ``time.perf_counter()``), until the test ends."""
+    clock = TickingClock(tick)
+    for module in modules:
+        assert getattr(module, "time", None) is time, f"{module.__name__} has no time module"
+        monkeypatch.setattr(module, "time", clock)
+    return clock
