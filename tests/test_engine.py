@@ -223,7 +223,7 @@ def test_fit_progress_goes_to_stderr(tmp_path, capsys, data):
     assert main(["fit", "--loss", "hinge", "--C", "0.05", "--train", str(path),
                  "--solver", "apg", "--progress"]) == 0
     out, err = capsys.readouterr()
-    assert "apg: converged" in out
+    assert "apg (converged): converged" in out
     assert err.startswith("\rranksvm hinge: iteration 0  objective") and err.endswith("\n")
     assert main(["fit", "--loss", "hinge", "--C", "0.05", "--train", str(path),
                  "--no-progress"]) == 0
