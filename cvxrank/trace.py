@@ -565,8 +565,14 @@ class TraceRecorder:
                 r = min(r, float(radius) / max(self._strong, np.finfo(float).tiny)
                         if self._strong > 0 else math.inf)
             # never the zero model while the certificate leaves a gap (see tolerances)
-            gap_ok = (not broken and bool(np.isfinite(d)) and within(gap, p, self.tol)
+            # tol = 0 never stops on the gap (the solver makes its max_iter iterations: a
+            # gap <= 0 would be rounding's decision); never the zero model while the
+            # certificate leaves a gap (see tolerances); never an infeasible dual point
+            gap_ok = (self.tol > 0 and not broken and bool(np.isfinite(d))
+                      and within(gap, p, self.tol)
                       and (bool(np.any(w)) or within(gap, p, tolerances.ZERO_MODEL_GAP)))
+            if gap_ok and alpha is not None:
+                gap_ok = _feasible(f, alpha)
             met = met or gap_ok
             self.tol_met = met
             self._last = (w, gap, r)
@@ -657,6 +663,14 @@ class TraceRecorder:
         if last_w is not None and last_w.shape == w.shape and np.array_equal(last_w, w):
             radius = min(radius, last_r)
         return gap, radius
+
+
+def _feasible(formulation: Any, alpha: np.ndarray) -> bool:
+    """Whether ``alpha`` is dual feasible to :data:`cvxrank.tolerances.FEASIBILITY`,
+    relative to its largest entry (else its value bounds nothing, and a run goes on)."""
+    violation = formulation.dual_infeasibility(alpha)
+    return violation <= tolerances.FEASIBILITY * max(1.0, float(np.max(np.abs(alpha),
+                                                                      initial=0.0)))
 
 
 def _broken_certificate(primal: float, dual: float, floor: float) -> str:

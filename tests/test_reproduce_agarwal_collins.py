@@ -77,16 +77,16 @@ def test_snapshot_equals_a_separate_run_of_T_steps(loss, monkeypatch) -> None:
         assert 0 <= snap.relative_gap
 
 
-def test_snapshots_of_a_run_that_stops_at_the_optimum(monkeypatch) -> None:
+def test_snapshots_of_a_run_that_stops_at_the_optimum() -> None:
     """At a small C with a large step, sgp reaches RankMM-1's optimum (every alpha at its
     bound) at step 9 and stops at its next check, step 10 (it checks every gcd(T grid) = 10
     steps); a run of any longer T stops at the same step, and every snapshot from there on
     is that run's final state.
 
     The certified gap from step 9 on is rounding (1.7e-18 on one machine, exactly 0 on
-    another), so the library's ``tol=0`` (stop only at a gap <= 0) stops at step 10 or runs
-    to ``max_iter`` as rounding decides; the runs here stop at a certified relative gap of at
-    most ZERO_MODEL_GAP instead, the library's "optimal to rounding" level."""
+    another), so a stop at a gap <= 0 would depend on rounding; the snapshots' runs stop at
+    a certified relative gap of at most ZERO_MODEL_GAP, the library's "optimal to rounding"
+    level."""
     from cvxrank.solvers import rankmm
 
     exact_sgp = rankmm.solve_sgp
@@ -97,11 +97,6 @@ def test_snapshots_of_a_run_that_stops_at_the_optimum(monkeypatch) -> None:
     relative = {k: rel(d, p) for k, p, d in zip(steps.iteration, steps.primal, steps.dual,
                                                 strict=True)}
     assert relative[8] > 0.1 and relative[9] <= tolerances.ZERO_MODEL_GAP
-
-    def sgp_to_rounding(formulation, **options):
-        return exact_sgp(formulation, **{**options, "tol": tolerances.ZERO_MODEL_GAP})
-
-    monkeypatch.setattr(rankmm, "solve_sgp", sgp_to_rounding)  # what solve_stochastic calls
     snapshots, run = run_snapshots(RankMM(data, C=1e-2, loss="average"), eta0=10.0,
                                    horizons=(20, 50, 100), seed=7)
     assert run.converged and run.n_iter == 10

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxrank import tolerances
 from cvxrank.experiments.agarwal_collins import SOLVERS
 from cvxrank.trace import Run, Trace
 
@@ -83,12 +84,13 @@ def record_interval(horizons: Sequence[int]) -> int:
 def solve_stochastic(formulation: Any, *, eta0: float, max_iter: int, seed: int,
                      record_every: int, callback: Any = None) -> Run:
     """The paper's solver of ``formulation.loss`` (:data:`SOLVERS`) for ``max_iter`` steps,
-    stopping only at a zero duality gap (``tol=0``)."""
+    stopping only at the optimum, to rounding: a certified relative gap of at most
+    :data:`cvxrank.tolerances.ZERO_MODEL_GAP` (``tol=0`` never stops on the gap)."""
     from cvxrank.solvers.rankmm import solve_seg, solve_sgp
 
     solve = solve_seg if SOLVERS[formulation.loss] == "seg" else solve_sgp
-    return solve(formulation, eta0=eta0, max_iter=max_iter, tol=0.0, seed=seed,
-                 record_every=record_every, callback=callback)
+    return solve(formulation, eta0=eta0, max_iter=max_iter, tol=tolerances.ZERO_MODEL_GAP,
+                 seed=seed, record_every=record_every, callback=callback)
 
 
 def _record_at(trace: Trace, t: int) -> tuple[float, float]:
