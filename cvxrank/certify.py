@@ -21,7 +21,7 @@ This module turns that into stopping rules and report fields:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +127,21 @@ def radius_rule(formulation: Objective, level: float) -> StopRule:
         return radius <= level * float(np.linalg.norm(formulation.weights(w)))
 
     return small
+
+
+def combined_report(reports: Sequence[Mapping[str, dict[str, Any]]],
+                    measures: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Several sets' (or folds') :func:`measure_report` as one: per measure, ``certified``
+    on every one (so a mean of them is the optima's) and ``uncertified_queries`` summed
+    (None when one has no certificate or no entry for the measure)."""
+    out: dict[str, dict[str, Any]] = {}
+    for key in measures:
+        entries = [r.get(key) for r in reports]
+        counts = [e["uncertified_queries"] if e else None for e in entries]
+        out[key] = {"certified": bool(entries) and all(bool(e and e["certified"])
+                                                       for e in entries),
+                    "uncertified_queries": None if None in counts else int(sum(counts))}
+    return out
 
 
 def measure_report(certificate: MeasureCertificate | None,

@@ -174,16 +174,11 @@ class FoldSelection:
 
 def folds_certified(folds: Sequence[FoldSelection],
                     measures: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """Per test measure of the selected models: ``certified`` (on every fold, so their mean
-    is the optima's) and ``uncertified_queries`` (summed over the folds; None when a fold
-    has no certificate)."""
-    out: dict[str, dict[str, Any]] = {}
-    for key in measures:
-        reports = [f.test_certified.get(key) for f in folds]
-        counts = [r["uncertified_queries"] if r else None for r in reports]
-        out[key] = {"certified": all(bool(r and r["certified"]) for r in reports),
-                    "uncertified_queries": None if None in counts else int(sum(counts))}
-    return out
+    """Per test measure of the selected models, over the folds
+    (:func:`cvxrank.certify.combined_report`)."""
+    from cvxrank.certify import combined_report
+
+    return combined_report([f.test_certified for f in folds], measures)
 
 
 def point_dict(params: dict[str, float], result: TaskResult, *,

@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cvxrank.certify import measure_report
+from cvxrank.certify import combined_report, measure_report
 from cvxrank.errors import CvxrankError, PairLimitError, SolverError
 from cvxrank.experiments.agarwal_collins import (
     C_GRID,
@@ -417,13 +417,8 @@ class Fig1Result:
         uncertified test queries summed over the folds (None when a fold has no
         certificate)."""
         runs = self.certified.get(loss, [])
-        out: dict[str, dict[str, Any]] = {}
-        for key in (runs[0].certified if runs else {}):
-            reports = [r.certified.get(key) for r in runs]
-            counts = [c["uncertified_queries"] if c else None for c in reports]
-            out[key] = {"certified": all(bool(c and c["certified"]) for c in reports),
-                        "uncertified_queries": None if None in counts else int(sum(counts))}
-        return out
+        return combined_report([r.certified for r in runs],
+                               runs[0].certified if runs else ())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (for ``--json`` and the JSON file)."""
