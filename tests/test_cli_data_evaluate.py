@@ -197,7 +197,8 @@ def test_summary_synthetic(capsys):
         (["data"], "data: the following arguments are required: SUBCOMMAND"),
         ([], "the following arguments are required: COMMAND"),
         (["nonsense"], "invalid choice: 'nonsense'"),
-        (["evaluate", "--data", "x.txt"], "evaluate: the following arguments are required"),
+        (["evaluate", "--data", "x.txt"],
+         "evaluate: one of the arguments --scores --model is required"),
     ],
 )
 def test_usage_errors_are_one_line(capsys, argv, fragment):
