@@ -212,10 +212,13 @@ def solve_reference(
 
 def _solve(problem: cp.Problem, formulation: Formulation, solver: str, which: str,
            verbose: bool) -> tuple[cp.Problem, float]:
-    """Solve one problem with the reference settings; solver crashes become SolverError."""
+    """Solve one problem with the reference settings (:data:`SOLVER_OPTIONS`, updated by the
+    formulation's ``reference_options``); solver crashes become SolverError."""
     start = time.perf_counter()
     try:
-        problem.solve(solver=solver, verbose=verbose, **SOLVER_OPTIONS.get(solver, {}))
+        options = {**SOLVER_OPTIONS.get(solver, {}),
+                   **formulation.reference_options.get(solver, {})}
+        problem.solve(solver=solver, verbose=verbose, **options)
     except cp.SolverError as exc:
         raise SolverError(
             f"{solver} failed on the {which} of {formulation.name} {formulation.params()}: "
