@@ -26,6 +26,7 @@ from cvxrank.formulations import RankSVM
 from cvxrank.reference import solve_reference
 from cvxrank.registry.rates import NEWTON_RATE
 from cvxrank.sandbox import (
+    ConstraintSet,
     ExpressionMismatchError,
     PairLoss,
     PairwiseFormulation,
@@ -34,6 +35,7 @@ from cvxrank.sandbox import (
     smoothed_hinge,
     squared_hinge,
 )
+from cvxrank.sandbox.pairwise import REFERENCE_OPTIONS
 from cvxrank.solvers import solve_prsvm
 from cvxrank.tolerances import NEWTON_GAP
 
@@ -224,3 +226,20 @@ def test_the_engine_needs_no_pairs_engine_of_its_own() -> None:
     with pytest.raises(ValueError, match="only the pair engine"):
         f.loss_engine("sorted")
     assert sp.issparse(f.loss_engine().A)
+
+
+# -- the two duals: CVXPY's multipliers certify, the conic dual agrees ----------------------
+@pytest.mark.parametrize("loss", [logistic(), exponential(), squared_hinge(0.5),
+                                  smoothed_hinge(1.0, 0.5)], ids=lambda loss: loss.name)
+@pytest.mark.parametrize("weights", [None, "nonnegative"])
+def test_the_reference_and_the_conic_dual_agree(loss: PairLoss, weights: str | None) -> None:
+    nonnegative = ConstraintSet("nonnegative", lambda x: [x >= 0], lambda v: np.maximum(v, 0))
+    f = PairwiseFormulation(small_data(1), loss, C=0.05,
+                            weight_set=nonnegative if weights else None)
+    ref = solve_reference(f)
+    assert ref.dual_time == 0.0 and ref.rel_gap <= 1e-9  # one solve: CVXPY's multipliers
+    assert f.dual_infeasibility(ref.alpha) == 0.0
+    dual = f.dual()
+    dual.solve(solver="CLARABEL", **REFERENCE_OPTIONS["CLARABEL"])
+    assert dual.status == cp.OPTIMAL
+    assert dual.value == pytest.approx(ref.p_star, rel=1e-6)

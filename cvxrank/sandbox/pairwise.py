@@ -23,11 +23,18 @@ conjugates, over :math:`w \in S` gives h.
 
 What each side is made of:
 
-* **CVXPY** (the certified reference, :func:`cvxrank.reference.solve_reference`): the
-  primal with the user's atom; the dual with :math:`\ell^*` and h as support functions of the
-  loss's epigraph and of :math:`\{(w, s) : w \in S, \tfrac12\|w\|^2 \le s\}`, which CVXPY
-  dualizes from their own constraints (:mod:`cvxrank.sandbox.conic`), so the user writes no
-  conjugate. C is a ``cp.Parameter`` in both (DPP).
+* **the certified reference** (:func:`cvxrank.reference.solve_reference`): the primal in
+  CVXPY with the user's atom, the pair differences :math:`t = A s` (:math:`s = X w`) as a
+  constraint whose multiplier CVXPY returns is the dual point :math:`\alpha`
+  (:attr:`~PairwiseFormulation.dual_from_primal`), and d* the numpy :math:`D(\alpha)`: one
+  conic solve, and a dual value exact to rounding, whatever the solver's tolerance. C is a
+  ``cp.Parameter`` (DPP).
+* **the dual in CVXPY** (:meth:`~cvxrank.formulations.base.Formulation.dual`, for whoever
+  wants to look at it or solve it): :math:`\ell^*` as the support function of the loss's
+  epigraph and h through the conic form of S, which CVXPY derives from their own constraints
+  (:mod:`cvxrank.sandbox.conic`), so the user writes no conjugate. Its optimal value is as
+  accurate as the solver's tolerance on it allows (1e-8 to 1e-7 relative at Clarabel's
+  1e-9 on exponential cones): good for looking, not for certifying to 1e-7.
 * **numpy**: the loss engine (value, gradient and Hessian-vector products in the document
   scores through A, as PRSVM's :class:`~cvxrank.formulations.pair_losses.ExplicitPairLoss`),
   the dual value through the conjugate computed from the derivatives
@@ -53,7 +60,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -71,16 +78,15 @@ from cvxrank.tolerances import FEASIBILITY
 if TYPE_CHECKING:
     import cvxpy as cp
 
-#: Clarabel's settings for references with exponential cones (the logistic and exponential
-#: losses). At the default tolerances (1e-10) it stalls near a relative gap of 1e-9 and
-#: reports ``optimal_inaccurate``, even on 200 pairs; at 1e-9 with interior steps of at most
-#: 0.9 of the way to the boundary (default 0.99) it certified every one of 200 problems tried
-#: (the synthetic instances of ``cvxrank verify`` and 156 small ones, C from 5e-5 to 1, the
-#: logistic and exponential losses at several scales), primal and dual agreeing to 4e-8. The
-#: certificate (agreement to 1e-7, and the numpy evaluators at the solution) is unchanged.
-EXPONENTIAL_CONE_OPTIONS = {"CLARABEL": {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9,
-                                         "tol_feas": 1e-9, "max_iter": 500,
-                                         "max_step_fraction": 0.9}}
+#: Clarabel's settings for the reference's primal solve. At the default tolerances (1e-10)
+#: it stalls near a relative gap of 1e-9 on exponential cones (the logistic and exponential
+#: losses) and on some second-order ones (a ball of weights) and reports
+#: ``optimal_inaccurate``, even on 200 pairs; at 1e-9 with interior steps of at most 0.9 of
+#: the way to the boundary (default 0.99) it certified every problem tried (see
+#: :attr:`PairwiseFormulation.reference_options`). The certificate is unchanged: p* and the
+#: numpy dual value at CVXPY's multipliers agree to 1e-7 (they agree to about 1e-10).
+REFERENCE_OPTIONS = {"CLARABEL": {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9,
+                                  "max_iter": 500, "max_step_fraction": 0.9}}
 
 
 @dataclass
@@ -155,7 +161,17 @@ class PairwiseFormulation(ProjectableDual, LossWeighted):
         ``pairwise-<loss>`` or ``pairwise-<loss>-<set>``.
     capabilities : frozenset of str
         See the module docstring.
+    dual_from_primal : bool
+        True: the reference certifies the primal with CVXPY's own multipliers of its
+        constraint ``t = A s`` (the dual point alpha) and the numpy dual value there
+        (:func:`~cvxrank.reference.solve_reference`): one solve, whose dual value is exact
+        where the conic :meth:`dual`'s is only as good as the solver's tolerance.
+    reference_options : dict
+        :data:`REFERENCE_OPTIONS`.
     """
+
+    dual_from_primal = True
+    reference_options = REFERENCE_OPTIONS
 
     def __init__(self, data: RankingData, loss: PairLoss, *, C: float = 1.0,
                  pair_weight: np.ndarray | None = None,
@@ -318,14 +334,6 @@ class PairwiseFormulation(ProjectableDual, LossWeighted):
 
     # -- CVXPY reference ---------------------------------------------------------------------
     @property
-    def reference_options(self) -> dict[str, dict[str, Any]]:
-        """:data:`EXPONENTIAL_CONE_OPTIONS` when a conic form has exponential cones."""
-        cones = [self._loss_cone] + ([self._weight_cone] if self.weight_set else [])
-        if any(c.has_exponential_cones for c in cones):
-            return EXPONENTIAL_CONE_OPTIONS
-        return {}
-
-    @property
     def _loss_cone(self) -> ConicSet:
         """The loss's epigraph :math:`\\{(t, s) : \\ell(t) \\le s\\}` in conic form."""
         return self._cached("loss-cone", lambda: ConicSet(
@@ -333,12 +341,9 @@ class PairwiseFormulation(ProjectableDual, LossWeighted):
 
     @property
     def _weight_cone(self) -> ConicSet:
-        """:math:`\\{(w, s) : w \\in S, \\tfrac12\\|w\\|^2 \\le s\\}` in conic form."""
-        import cvxpy as cp
-
-        d = self.data.n_features
-        return self._cached("weight-cone", lambda: ConicSet(d + 1, lambda x: [
-            *self.weight_set.constraints(x[:d]), 0.5 * cp.sum_squares(x[:d]) <= x[d]]))
+        """The weight set S in conic form."""
+        return self._cached("weight-cone", lambda: ConicSet(self.data.n_features,
+                                                            self.weight_set.constraints))
 
     @property
     def w_variable(self) -> cp.Variable:
@@ -346,16 +351,20 @@ class PairwiseFormulation(ProjectableDual, LossWeighted):
         return self._variable("w", self.data.n_features)
 
     @property
-    def alpha_variable(self) -> cp.Expression:
-        """The pair multipliers ``alpha = C beta`` of :meth:`dual` (read after a solve)."""
-        return self.parameter("C") * self._variable("beta", self._n_pairs)
+    def alpha_variable(self) -> cp.Variable:
+        """The pair multipliers ``alpha``: CVXPY's dual variable of the primal's constraint
+        ``t = A s`` (:attr:`dual_from_primal`; read after a solve of :meth:`primal`)."""
+        self.primal()
+        return self._cvxpy["link"].dual_variables[0]
 
     def _build_primal(self) -> cp.Problem:
         import cvxpy as cp
 
         w, s = self.w_variable, self._variable("s", self.data.n_documents)
-        loss = self.pair_weight @ self.loss.expression(self.pairs.A @ s)
-        constraints = [s == self.X @ w]
+        t = self._variable("t", self._n_pairs)
+        link = self._cached("link", lambda: t == self.pairs.A @ s)  # multiplier: alpha
+        loss = self.pair_weight @ self.loss.expression(t)
+        constraints = [s == self.X @ w, link]
         if self.weight_set is not None:
             constraints += self.weight_set.constraints(w)
         return cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + self.parameter("C") * loss),
@@ -374,13 +383,11 @@ class PairwiseFormulation(ProjectableDual, LossWeighted):
         conjugate, constraints = self._loss_cone.support(cp.vstack([-beta, -self.pair_weight]))
         constraints.append(u == self.pairs.A.T @ beta)
         if self.weight_set is None:
-            regularizer = 0.5 * cp.sum_squares(v)
+            minus_h = -0.5 * cp.sum_squares(v)
         else:
-            point = cp.reshape(cp.hstack([v, -np.ones(1)]), (self.data.n_features + 1, 1),
-                               order="F")
-            regularizer, more = self._weight_cone.support(point)
+            minus_h, more = self._weight_cone.quadratic_support(v)
             constraints += more
-        return cp.Problem(cp.Maximize(-regularizer - C * conjugate), constraints)
+        return cp.Problem(cp.Maximize(minus_h - C * conjugate), constraints)
 
 
 def _positive(values: np.ndarray, size: int) -> np.ndarray:
