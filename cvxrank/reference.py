@@ -10,6 +10,11 @@ result only when
 * the formulation's own numpy evaluators agree with the solver's optimal values to the same
   tolerance: ``primal_value(w*)`` with p* and ``dual_value(alpha*)`` with d*.
 
+A formulation whose dual CVXPY cannot state well (``dual_from_primal``: a user's loss, whose
+conjugate is only known to numpy) is certified from one solve: its dual point is the
+multiplier CVXPY returns with the primal, d* the numpy dual value there, and the same
+agreement with p* is required (weak duality makes that value a lower bound on p*).
+
 Otherwise it raises :class:`~cvxrank.errors.SolverError`. Certified references are cached in
 memory (and optionally on disk) by the formulation's :meth:`cache_key`, a hash of the
 formulation's code (:func:`code_version`) and the solver name, so a notebook or a test suite
@@ -226,8 +231,11 @@ def solve_reference(
                 return loaded
 
     primal, primal_time = _solve(formulation.primal(), formulation, name, "primal", verbose)
-    dual, dual_time = _solve(formulation.dual(), formulation, name, "dual", verbose)
-    p_star, d_star = _value(primal), _value(dual)
+    if formulation.dual_from_primal:
+        dual, dual_time = primal, 0.0
+    else:
+        dual, dual_time = _solve(formulation.dual(), formulation, name, "dual", verbose)
+    p_star, d_star = _value(primal), _dual_star(formulation, dual)
     rel_gap = relative_gap(d_star, p_star, formulation.gap_floor)
     tol = reference_agreement(name)
     summary = (f"{name} on {formulation.name} {formulation.params()}: primal status "
@@ -265,10 +273,13 @@ def solve_reference(
 
 def _solve(problem: cp.Problem, formulation: Formulation, solver: str, which: str,
            verbose: bool) -> tuple[cp.Problem, float]:
-    """Solve one problem with the reference settings; solver crashes become SolverError."""
+    """Solve one problem with the reference settings (:data:`SOLVER_OPTIONS`, updated by the
+    formulation's ``reference_options``); solver crashes become SolverError."""
     start = time.perf_counter()
     try:
-        problem.solve(solver=solver, verbose=verbose, **SOLVER_OPTIONS.get(solver, {}))
+        options = {**SOLVER_OPTIONS.get(solver, {}),
+                   **formulation.reference_options.get(solver, {})}
+        problem.solve(solver=solver, verbose=verbose, **options)
     except cp.SolverError as exc:
         raise SolverError(
             f"{solver} failed on the {which} of {formulation.name} {formulation.params()}: "
@@ -279,6 +290,15 @@ def _solve(problem: cp.Problem, formulation: Formulation, solver: str, which: st
 
 def _value(problem: cp.Problem) -> float:
     return float("nan") if problem.value is None else float(problem.value)
+
+
+def _dual_star(formulation: Formulation, dual: cp.Problem) -> float:
+    """d*: the dual problem's value or, for a formulation whose dual point is the primal's
+    multipliers (``dual_from_primal``), the numpy dual value there (NaN without one)."""
+    if not formulation.dual_from_primal:
+        return _value(dual)
+    alpha = formulation.alpha_variable.value
+    return float("nan") if alpha is None else float(formulation.dual_value(alpha))
 
 
 def _cache_path(cache_dir: str | os.PathLike[str], key: str, solver: str) -> Path:

@@ -317,6 +317,18 @@ class Formulation(Objective):
     #: hand-written solver is registered).
     reference_solver: str = "CLARABEL"
 
+    #: Settings of the reference solves that replace :data:`cvxrank.reference.SOLVER_OPTIONS`
+    #: for this formulation, by CVXPY solver name: looser interior-point tolerances where its
+    #: cones cannot reach the default ones (Clarabel stalls near a 1e-9 gap on exponential
+    #: cones). The certificate, primal-dual agreement checked by the reference, is unchanged.
+    reference_options: dict[str, dict[str, Any]] = {}
+
+    #: Whether the reference takes the dual point from the primal solve: ``alpha_variable``
+    #: is then the dual variable of a constraint of :meth:`primal` (CVXPY's own multiplier),
+    #: d* its :meth:`dual_value` in numpy, and :meth:`dual` is not solved
+    #: (:func:`cvxrank.reference.solve_reference`).
+    dual_from_primal: bool = False
+
     def __init__(self, data: RankingData, **hyper_parameters: float) -> None:
         super().__init__(data, **hyper_parameters)
         self._cvxpy: dict[str, Any] = {}

@@ -22,11 +22,12 @@ what bounds a verification run (iterations, time, tolerance).
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -191,6 +192,30 @@ def register(entry: Entry) -> Entry:
         raise ValueError(f"{entry.name} is already registered")
     REGISTRY.append(entry)
     return entry
+
+
+def unregister(entry: Entry) -> None:
+    """Remove ``entry`` (the object :func:`register` added) from :data:`REGISTRY`
+    (ValueError if it is not there)."""
+    for k, known in enumerate(REGISTRY):
+        if known is entry:
+            del REGISTRY[k]
+            return
+    raise ValueError(f"{entry.name} is not registered")
+
+
+@contextlib.contextmanager
+def registered(*added: Entry) -> Iterator[tuple[Entry, ...]]:
+    """Register ``added`` for the ``with`` block: ``verify`` (:func:`cvxrank.verification.
+    run_verification`) runs them there, and they are removed on exit, error or not."""
+    done: list[Entry] = []
+    try:
+        for entry in added:
+            done.append(register(entry))
+        yield added
+    finally:
+        for entry in done:
+            unregister(entry)
 
 
 def entries(filter: str | Callable[[Entry], bool] | None = None) -> list[Entry]:

@@ -1,0 +1,494 @@
+r"""A user's pairwise loss, given twice (a CVXPY atom and numpy derivatives) and checked.
+
+A :class:`PairLoss` is a convex function :math:`\ell` of a pair's score difference
+:math:`t = w^\top (x_i - x_j)` (document i preferred to j), written once as a CVXPY
+expression (for the certified reference) and once as numpy functions for
+:math:`\ell`, :math:`\ell'` and :math:`\ell''` (for the fast solvers). When it is made, the
+library checks that the two agree (:func:`check_agreement`): at fixed pseudo-random points
+the numpy value equals the CVXPY expression's value, the numpy derivative CVXPY's gradient
+(``Expression.grad``, or a five-point finite difference of the values where CVXPY has
+none) and the numpy second derivative a five-point finite difference of that gradient, each
+to :data:`cvxrank.tolerances.EXPRESSION_MATCH` relative; it also checks the declared
+ranges of :math:`\ell'` and :math:`\ell''` there. A mismatch raises
+:class:`ExpressionMismatchError` naming the loss, the quantity and the point.
+
+The dual of a pairwise formulation needs the convex conjugate
+:math:`\ell^*(y) = \sup_t\, y t - \ell(t)`; in numpy it is computed here from the
+derivatives alone (:meth:`PairLoss.conjugate`: the maximizer solves :math:`\ell'(t) = y`,
+by Newton's method safeguarded by bisection), in CVXPY from the atom by conic duality
+(:mod:`cvxrank.sandbox.conic`).
+
+The library (:func:`logistic`, :func:`exponential`, :func:`squared_hinge`,
+:func:`smoothed_hinge`) holds the classic pairwise losses, each in a dozen lines: a user's
+own loss is written the same way.
+
+References
+----------
+.. [1] C. Burges et al., "Learning to rank using gradient descent", ICML 2005 (RankNet: the
+   logistic pair loss).
+.. [2] Y. Freund, R. Iyer, R. Schapire and Y. Singer, "An efficient boosting algorithm for
+   combining preferences", JMLR 4, 2003 (RankBoost: the exponential pair loss).
+.. [3] O. Chapelle and S. S. Keerthi, "Efficient algorithms for ranking with SVMs",
+   Information Retrieval 13, 2010, eq. (1) and Sect. 4.1 (squared and Huber-smoothed hinge).
+.. [4] R. T. Rockafellar, *Convex Analysis*, 1970, Sect. 12 and Thm. 23.5 (conjugates;
+   :math:`\ell^*(\ell'(t)) = t \ell'(t) - \ell(t)`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit
+
+from cvxrank.errors import CvxrankError
+from cvxrank.tolerances import EXPRESSION_MATCH
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+
+ArrayFunction = Callable[[np.ndarray], np.ndarray]
+
+#: Seed of the points at which a loss's two forms are compared (fixed: the check is
+#: reproducible, and a loss that passes once passes every time).
+CHECK_SEED = 20_240_611
+
+#: The points: this many in [-4, 4] (where margins live), near 0 and far out.
+CHECK_POINTS = (48, 16, 16)
+
+#: Step of the five-point finite differences, relative to ``max(1, |t|)``: with an error
+#: of order ``h^4`` (truncation) plus ``eps / h`` (rounding), 1e-3 keeps both near 1e-12.
+FD_STEP = 1e-3
+
+#: A point counts as smooth (its finite differences are compared) when the estimates with
+#: step h and h/2 agree to this fraction of :data:`EXPRESSION_MATCH`; at least
+#: :data:`MIN_SMOOTH_FRACTION` of the points must be.
+SMOOTHNESS_FACTOR = 0.1
+MIN_SMOOTH_FRACTION = 0.5
+
+#: Where the maximizer of ``y t - l(t)`` does not exist (``y`` at an end of the range of
+#: ``l'`` that ``l'`` never reaches, e.g. 0 for the logistic loss) the conjugate is the limit
+#: as ``t`` goes to infinity, evaluated at this ``|t|``.
+T_LIMIT = 1e6
+
+#: Iteration caps of the slope inversion (bracket doublings, Newton-bisection steps).
+MAX_DOUBLINGS = 64
+MAX_NEWTON = 200
+
+
+class ExpressionMismatchError(CvxrankError, ValueError):
+    """A user's numpy evaluator disagrees with its CVXPY expression, or a projection with
+    CVXPY's (the message names the loss or set, the quantity and the point)."""
+
+
+def _relative(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``|a - b| / max(1, |a|, |b|)``, elementwise (0 where both are the same infinity)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    with np.errstate(invalid="ignore"):
+        out = np.abs(a - b) / np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
+    return np.where(a == b, 0.0, out)
+
+
+def _five_point(fn: ArrayFunction, t: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """``(-f(t+2h) + 8 f(t+h) - 8 f(t-h) + f(t-2h)) / (12 h)``: f' to O(h^4)."""
+    return (-fn(t + 2 * h) + 8 * fn(t + h) - 8 * fn(t - h) + fn(t - 2 * h)) / (12 * h)
+
+
+def _smooth_derivative(fn: ArrayFunction, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The five-point derivative of ``fn`` at ``t`` and where it is trustworthy (the
+    estimates with steps h and h/2 agree: no kink within 2h)."""
+    h = FD_STEP * np.maximum(1.0, np.abs(t))
+    coarse, fine = _five_point(fn, t, h), _five_point(fn, t, h / 2)
+    smooth = _relative(coarse, fine) <= SMOOTHNESS_FACTOR * EXPRESSION_MATCH
+    return fine, smooth
+
+
+@dataclass(frozen=True, eq=False)
+class PairLoss:
+    r"""A convex loss of a pair's score difference :math:`t = w^\top(x_i - x_j)`.
+
+    The pairwise formulation built on it (:class:`~cvxrank.sandbox.pairwise.
+    PairwiseFormulation`) minimizes
+
+    .. math::
+
+        P(w) = \tfrac12 \|w\|^2 + C \sum_k c_k\, \ell\big(w^\top (x_{i_k} - x_{j_k})\big).
+
+    Made, it is checked (:func:`check_agreement`): its numpy forms must agree with its CVXPY
+    form at fixed pseudo-random points, else :class:`ExpressionMismatchError`.
+
+    Parameters
+    ----------
+    name : str
+        Names the loss in formulation names (``pairwise-<name>``), messages and caches;
+        give the parameters in it (``"logistic-2"``).
+    expression : callable
+        ``expression(t)``: :math:`\ell` applied elementwise to a CVXPY vector expression,
+        convex by CVXPY's rules (DCP), e.g. ``lambda t: cp.logistic(-t)``. Its cones must
+        be linear, second-order or exponential (no power cones: CVXPY cannot yet take the
+        conjugate through them, :mod:`cvxrank.sandbox.conic`).
+    value, derivative, second_derivative : callable
+        :math:`\ell`, :math:`\ell'`, :math:`\ell''` on numpy arrays, elementwise (any choice
+        at a kink); written to be stable for large ``|t|`` (``np.logaddexp``, ``expit``).
+    slope_range : (float, float)
+        The closure ``(lo, hi)`` of the range of :math:`\ell'` (default ``(-inf, 0)``: a
+        nonincreasing loss); the conjugate is finite on it, so the dual variables are
+        :math:`\alpha_k = -C c_k y_k` with ``lo <= y_k <= hi``.
+    curvature_range : (float, float)
+        Bounds ``(low, high)`` on :math:`\ell''`: ``high`` its supremum (``inf`` if
+        unbounded), ``low`` its infimum where :math:`\ell'` is inside its range (0 if none).
+        ``low > 0`` makes the conjugate smooth (its derivative ``1/low``-Lipschitz): the
+        dual gradient solvers ``pg`` and ``apg`` then apply.
+
+    Raises
+    ------
+    ExpressionMismatchError
+        If the two forms disagree, the expression is not convex or not elementwise, or a
+        declared range is violated at a test point.
+    """
+
+    name: str
+    expression: Callable[[cp.Expression], cp.Expression]
+    value: ArrayFunction
+    derivative: ArrayFunction
+    second_derivative: ArrayFunction
+    slope_range: tuple[float, float] = (-np.inf, 0.0)
+    curvature_range: tuple[float, float] = (0.0, np.inf)
+    fingerprint: str = field(init=False, repr=False)
+    _edges: tuple[float, float] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        lo, hi = (float(v) for v in self.slope_range)
+        low, high = (float(v) for v in self.curvature_range)
+        if not lo < hi or np.isnan(lo) or np.isnan(hi):
+            raise ValueError(f"loss {self.name!r}: slope_range must be (lo, hi) with lo < hi, "
+                             f"got {self.slope_range}")
+        if not 0.0 <= low <= high:
+            raise ValueError(f"loss {self.name!r}: curvature_range must be (low, high) with "
+                             f"0 <= low <= high, got {self.curvature_range}")
+        object.__setattr__(self, "slope_range", (lo, hi))
+        object.__setattr__(self, "curvature_range", (low, high))
+        check_agreement(self)
+        object.__setattr__(self, "fingerprint", _fingerprint(self))
+        object.__setattr__(self, "_edges", (self._edge(lo, upper=False),
+                                            self._edge(hi, upper=True)))
+
+    # -- the conjugate, from the derivatives ---------------------------------------------
+    @property
+    def smooth_conjugate(self) -> bool:
+        """Whether :math:`\\ell^*` has a Lipschitz derivative (``curvature_range[0] > 0``)."""
+        return self.curvature_range[0] > 0
+
+    def conjugate(self, y: np.ndarray) -> np.ndarray:
+        r""":math:`\ell^*(y) = \sup_t\, y t - \ell(t)` at ``y`` clipped to :attr:`slope_range`.
+
+        The supremum is attained at :math:`t(y)` (:meth:`conjugate_argmax`), so
+        :math:`\ell^*(y) = y\, t(y) - \ell(t(y))`; where it is only a limit, at
+        ``|t| =`` :data:`T_LIMIT`.
+        """
+        y = np.clip(np.asarray(y, dtype=float), *self.slope_range)
+        t = self.conjugate_argmax(y)
+        return y * t - self.value(t)
+
+    def conjugate_argmax(self, y: np.ndarray) -> np.ndarray:
+        r"""A maximizer :math:`t(y)` of :math:`y t - \ell(t)`: the solution of
+        :math:`\ell'(t) = y`, i.e. :math:`\nabla \ell^*(y)`.
+
+        At the ends of the range it is the one-sided derivative of :math:`\ell^*`: at
+        ``hi`` the smallest t with :math:`\ell'(t) \ge` hi, at ``lo`` the largest t with
+        :math:`\ell'(t) \le` lo (:data:`T_LIMIT` in size where there is none). Inside, Newton's
+        method on :math:`\ell'(t) - y`, safeguarded by a bracket, to machine precision.
+        """
+        lo, hi = self.slope_range
+        y = np.clip(np.asarray(y, dtype=float), lo, hi)
+        t = np.empty_like(y)
+        top, bottom = y >= hi, y <= lo
+        t[bottom], t[top] = self._edges
+        inner = ~(top | bottom)
+        t[inner] = self._invert_slope(y[inner])
+        return t
+
+    def _slope(self, t: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(self.derivative(t), dtype=float)
+
+    def _edge(self, y: float, *, upper: bool) -> float:
+        """``min {t : l'(t) >= y}`` (``upper``) or ``max {t : l'(t) <= y}``, by bisection
+        (:data:`T_LIMIT` in size where there is none; NaN for an infinite end, never used)."""
+        if not np.isfinite(y):
+            return float("nan")
+        # inside: the predicate holds; outside: it does not
+        holds = ((lambda t: self._slope(np.array([t]))[0] >= y) if upper
+                 else (lambda t: self._slope(np.array([t]))[0] <= y))
+        sign = 1.0 if upper else -1.0
+        inside, outside = sign, -sign
+        while not holds(inside):
+            inside *= 2.0
+            if abs(inside) > T_LIMIT:
+                return sign * T_LIMIT
+        while holds(outside):
+            outside *= 2.0
+            if abs(outside) > T_LIMIT:
+                return -sign * T_LIMIT
+        for _ in range(MAX_NEWTON):
+            middle = 0.5 * (inside + outside)
+            if middle in (inside, outside):
+                break
+            if holds(middle):
+                inside = middle
+            else:
+                outside = middle
+        return inside
+
+    def _invert_slope(self, y: np.ndarray) -> np.ndarray:
+        """Solve ``l'(t) = y`` for ``y`` strictly inside the slope range (vectorized), to a
+        residual of 4 machine epsilons times ``max(1, |y|)`` or a step that small in t: at
+        that residual the conjugate's value is exact to rounding, and with a curvature of
+        at least ``low`` the maximizer is within ``4 eps / low``."""
+        a, b = -np.ones_like(y), np.ones_like(y)
+        for bound, too_far in ((a, lambda v: self._slope(v) > y),
+                               (b, lambda v: self._slope(v) < y)):
+            for _ in range(MAX_DOUBLINGS):
+                move = too_far(bound)
+                if not move.any():
+                    break
+                bound[move] *= 2.0
+        t = np.clip(np.zeros_like(y), a, b)
+        active = np.arange(y.size)
+        for _ in range(MAX_NEWTON):
+            if not active.size:
+                break
+            ta, ya = t[active], y[active]
+            gap = self._slope(ta) - ya
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                curvature = np.asarray(self.second_derivative(ta), dtype=float)
+                newton = ta - gap / curvature
+            a[active] = np.where(gap <= 0, ta, a[active])
+            b[active] = np.where(gap >= 0, ta, b[active])
+            lo_, hi_ = a[active], b[active]
+            ok = (curvature > 0) & np.isfinite(newton) & (newton > lo_) & (newton < hi_)
+            step = np.where(ok, newton, 0.5 * (lo_ + hi_))
+            eps = 4 * np.finfo(float).eps
+            solved = np.abs(gap) <= eps * np.maximum(1.0, np.abs(ya))
+            t[active] = np.where(solved, ta, step)
+            active = active[~(solved | (np.abs(step - ta) <= eps * np.maximum(1.0, np.abs(ta))))]
+        return t
+
+
+def _fingerprint(loss: PairLoss) -> str:
+    """A short hash of the name and the numpy forms at fixed points (the cache key part)."""
+    t = np.linspace(-3.0, 3.0, 25)
+    h = hashlib.sha1(loss.name.encode())
+    for fn in (loss.value, loss.derivative, loss.second_derivative):
+        h.update(np.ascontiguousarray(np.asarray(fn(t), dtype=float)).tobytes())
+    h.update(repr((loss.slope_range, loss.curvature_range)).encode())
+    return h.hexdigest()[:16]
+
+
+def check_points() -> np.ndarray:
+    """The points at which :func:`check_agreement` compares a loss's two forms."""
+    rng = np.random.default_rng(CHECK_SEED)
+    central, small, far = CHECK_POINTS
+    return np.concatenate([rng.uniform(-4.0, 4.0, central), rng.normal(0.0, 0.05, small),
+                           rng.uniform(-20.0, 20.0, far)])
+
+
+def check_agreement(loss: PairLoss, points: np.ndarray | None = None) -> None:
+    """Check a loss's numpy forms against its CVXPY expression (module docstring).
+
+    Parameters
+    ----------
+    loss : PairLoss
+    points : ndarray, optional
+        Where to compare (default :func:`check_points`); points where CVXPY's value is not
+        finite (an exponential overflowing) are left out.
+
+    Raises
+    ------
+    ExpressionMismatchError
+        Naming the loss, the quantity (value, derivative, second derivative, a declared
+        range, convexity, shape) and the first point where it fails.
+    """
+    what = f"loss {loss.name!r}"
+    t = np.asarray(check_points() if points is None else points, dtype=float)
+    cvx = _CvxpyForm(loss, t.size)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = t[np.isfinite(cvx.value(t))]
+    cvx = _CvxpyForm(loss, t.size)
+
+    def compare(quantity: str, numpy_value: np.ndarray, cvxpy_value: np.ndarray,
+                where: np.ndarray, source: str) -> None:
+        if numpy_value.shape != t.shape:
+            raise ExpressionMismatchError(f"{what}: {quantity}(t) must be elementwise, got "
+                                          f"shape {numpy_value.shape} for t of shape {t.shape}")
+        bad = np.flatnonzero(where & ~(_relative(numpy_value, cvxpy_value) <= EXPRESSION_MATCH))
+        if bad.size:
+            k = bad[0]
+            raise ExpressionMismatchError(
+                f"{what}: numpy {quantity}(t) = {float(numpy_value[k])!r} but {source} gives "
+                f"{float(cvxpy_value[k])!r} at t = {float(t[k])!r} (relative difference "
+                f"{_relative(numpy_value[k], cvxpy_value[k]):.2e} > EXPRESSION_MATCH "
+                f"{EXPRESSION_MATCH:.0e})")
+
+    everywhere = np.ones(t.size, dtype=bool)
+    compare("value", np.asarray(loss.value(t), dtype=float), cvx.value(t), everywhere,
+            "the CVXPY expression")
+    slope = np.asarray(loss.derivative(t), dtype=float)
+    exact = cvx.gradient(t)
+    if exact is not None:
+        compare("derivative", slope, exact, everywhere, "CVXPY's gradient (Expression.grad)")
+        source = "a finite difference of CVXPY's gradient"
+    else:
+        estimate, smooth = _smooth_derivative(cvx.value, t)
+        _enough(what, smooth, t)
+        compare("derivative", slope, estimate, smooth,
+                "a finite difference of the CVXPY expression")
+        source = "a second finite difference of the CVXPY expression"
+    curvature, smooth = _smooth_derivative(cvx.first_derivative, t)
+    _enough(what, smooth, t)
+    second = np.asarray(loss.second_derivative(t), dtype=float)
+    compare("second_derivative", second, curvature, smooth, source)
+    _check_ranges(loss, t, slope, second, smooth)
+
+
+class _CvxpyForm:
+    """A loss's CVXPY expression on a vector variable of a fixed size, evaluated by setting
+    the variable's value."""
+
+    def __init__(self, loss: PairLoss, size: int) -> None:
+        import cvxpy as cp
+
+        self.variable = cp.Variable(size)
+        self.expression = loss.expression(self.variable)
+        what = f"loss {loss.name!r}"
+        if not isinstance(self.expression, cp.Expression) or self.expression.shape != (size,):
+            got = getattr(self.expression, "shape", type(self.expression).__name__)
+            raise ExpressionMismatchError(f"{what}: expression(t) must be a CVXPY expression "
+                                          f"of the shape of t (elementwise); got {got} for t "
+                                          f"of shape ({size},)")
+        if not self.expression.is_convex():
+            raise ExpressionMismatchError(f"{what}: expression(t) is not convex by CVXPY's "
+                                          f"rules (DCP): {self.expression}")
+        self.total = cp.sum(self.expression)
+
+    def value(self, t: np.ndarray) -> np.ndarray:
+        self.variable.value = t
+        return np.asarray(self.expression.value, dtype=float)
+
+    def gradient(self, t: np.ndarray) -> np.ndarray | None:
+        """CVXPY's gradient at ``t`` (elementwise derivative), None where it has none."""
+        self.variable.value = t
+        grad = self.total.grad[self.variable]
+        if grad is None:
+            return None
+        return np.ravel(grad.toarray() if sp.issparse(grad) else np.asarray(grad, dtype=float))
+
+    def first_derivative(self, t: np.ndarray) -> np.ndarray:
+        """CVXPY's gradient, or a five-point difference of its values where it has none."""
+        exact = self.gradient(t)
+        if exact is not None:
+            return exact
+        return _five_point(self.value, t, FD_STEP * np.maximum(1.0, np.abs(t)))
+
+
+def _enough(what: str, smooth: np.ndarray, t: np.ndarray) -> None:
+    if np.count_nonzero(smooth) < MIN_SMOOTH_FRACTION * t.size:
+        raise ExpressionMismatchError(
+            f"{what}: the CVXPY expression is not smooth at enough test points to check "
+            f"derivatives ({np.count_nonzero(smooth)} of {t.size}); is it piecewise linear?")
+
+
+def _check_ranges(loss: PairLoss, t: np.ndarray, slope: np.ndarray, second: np.ndarray,
+                  smooth: np.ndarray) -> None:
+    """The declared ranges of l' and l'' hold at the test points (to EXPRESSION_MATCH)."""
+    lo, hi = loss.slope_range
+    low, high = loss.curvature_range
+    slack = EXPRESSION_MATCH * np.maximum(1.0, np.abs(slope))
+    inside = (slope > lo + slack) & (slope < hi - slack)
+    curve_slack = EXPRESSION_MATCH * np.maximum(1.0, np.abs(second))
+    checks = (
+        ("derivative", slope, (slope < lo - slack) | (slope > hi + slack),
+         f"outside slope_range {loss.slope_range}"),
+        ("second_derivative", second, smooth & (second < -curve_slack),
+         "negative: the loss is not convex"),
+        ("second_derivative", second, smooth & (second > high + curve_slack),
+         f"above curvature_range's high {high!r}"),
+        ("second_derivative", second, smooth & inside & (second < low - curve_slack),
+         f"below curvature_range's low {low!r} where the derivative is inside its range"),
+    )
+    for quantity, values, bad, why in checks:
+        hit = np.flatnonzero(bad)
+        if hit.size:
+            k = hit[0]
+            raise ExpressionMismatchError(f"loss {loss.name!r}: {quantity}(t) = "
+                                          f"{float(values[k])!r} at t = {float(t[k])!r} is {why}")
+
+
+# -- the library --------------------------------------------------------------------------
+def logistic(scale: float = 1.0) -> PairLoss:
+    r"""RankNet's pair loss :math:`\ell(t) = \log(1 + e^{-\sigma t})` (Burges et al. 2005).
+
+    :math:`\ell' = -\sigma\,\mathrm{expit}(-\sigma t) \in (-\sigma, 0)`,
+    :math:`0 < \ell'' \le \sigma^2 / 4`.
+    """
+    import cvxpy as cp
+
+    s = float(scale)
+    return PairLoss(
+        f"logistic-{s:g}" if s != 1 else "logistic",
+        lambda t: cp.logistic(-s * t),
+        lambda t: np.logaddexp(0.0, -s * t),
+        lambda t: -s * expit(-s * t),
+        lambda t: s * s * expit(s * t) * expit(-s * t),
+        slope_range=(-s, 0.0), curvature_range=(0.0, s * s / 4.0))
+
+
+def exponential(scale: float = 1.0) -> PairLoss:
+    r"""RankBoost's pair loss :math:`\ell(t) = e^{-\sigma t}` (Freund et al. 2003)."""
+    import cvxpy as cp
+
+    s = float(scale)
+    return PairLoss(
+        f"exponential-{s:g}" if s != 1 else "exponential",
+        lambda t: cp.exp(-s * t),
+        lambda t: np.exp(-s * t),
+        lambda t: -s * np.exp(-s * t),
+        lambda t: s * s * np.exp(-s * t))
+
+
+def squared_hinge(margin: float = 1.0) -> PairLoss:
+    r"""The squared hinge :math:`\ell(t) = \max(0, m - t)^2` (Chapelle & Keerthi eq. (1));
+    :math:`\ell'' = 2` where it is not flat, so its conjugate is smooth."""
+    import cvxpy as cp
+
+    m = float(margin)
+    return PairLoss(
+        f"squared_hinge-{m:g}" if m != 1 else "squared_hinge",
+        lambda t: cp.square(cp.pos(m - t)),
+        lambda t: np.maximum(m - t, 0.0) ** 2,
+        lambda t: -2.0 * np.maximum(m - t, 0.0),
+        lambda t: 2.0 * (t < m),
+        curvature_range=(2.0, 2.0))
+
+
+def smoothed_hinge(margin: float = 1.0, width: float = 1.0) -> PairLoss:
+    r"""The hinge smoothed by a quadratic of width :math:`\delta` (Huber):
+    :math:`\ell(t) = 0` for :math:`t \ge m`, :math:`(m - t)^2 / (2\delta)` on
+    :math:`[m - \delta, m]`, :math:`m - t - \delta/2` below (half of Chapelle & Keerthi's
+    Huber loss, Sect. 4.1, at :math:`\delta = 1`)."""
+    import cvxpy as cp
+
+    m, d = float(margin), float(width)
+    if not d > 0:
+        raise ValueError(f"width must be > 0, got {width}")
+    return PairLoss(
+        f"smoothed_hinge-{m:g}-{d:g}",
+        lambda t: cp.huber(cp.pos(m - t), d) / (2.0 * d),
+        lambda t: np.where(m - t > d, m - t - d / 2.0, np.maximum(m - t, 0.0) ** 2 / (2 * d)),
+        lambda t: -np.clip((m - t) / d, 0.0, 1.0),
+        lambda t: ((m - t > 0) & (m - t < d)) / d,
+        slope_range=(-1.0, 0.0), curvature_range=(1.0 / d, 1.0 / d))
