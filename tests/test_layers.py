@@ -58,7 +58,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cvxrank.registry", "cvxrank.instances"),
     ("cvxrank.verification", "cvxrank.fitting"),
     ("cvxrank.estimators",),
-    ("cvxrank.plots",),
+    ("cvxrank.plots", "cvxrank.sandbox"),
     ("cvxrank.experiments",),
     ("cvxrank.experiments.chapelle", "cvxrank.experiments.agarwal_collins",
      "cvxrank.experiments.conerank", "cvxrank.experiments.le_smola",
