@@ -71,12 +71,12 @@ register(Entry(
 register(Entry(
     "ranksvm-squared_hinge", "ranksvm", with_options(solve_sgd_pairs, batch_size=16),
     SGD_RATE, loss="squared_hinge", stochastic=True, seeds=SGD_SEEDS,
-    tol=tolerances.STOCHASTIC_GAP, limits={"tol": 0.0, "max_iter": 30_000},
+    tol=tolerances.STOCHASTIC_GAP, limits={"tol": tolerances.ZERO_MODEL_GAP, "max_iter": 30_000},
     description="SGD on pairs (C&K Alg. 2, 16 pairs a step), O(1/t)",
 ))
 register(Entry(
     "ranksvm-squared_hinge", "ranksvm", solve_sgd_queries, SGD_RATE, loss="squared_hinge",
     stochastic=True, seeds=SGD_SEEDS, tol=tolerances.STOCHASTIC_GAP,
-    limits={"tol": 0.0, "max_iter": 20_000},
+    limits={"tol": tolerances.ZERO_MODEL_GAP, "max_iter": 20_000},
     description="SGD on queries with O(n_q log n_q) query gradients (C&K Alg. 3), O(1/t)",
 ))
