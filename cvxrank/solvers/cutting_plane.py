@@ -574,29 +574,18 @@ def run_cutting_plane(
                           extra={"cuts": working.n_cuts, **step}):
             break
         if finish is not None and rec.tol_met and best.primal - best.dual <= next_finish:
-            gap = best.primal - best.dual
-            started = time.perf_counter()
-            polished = finish(best.w, certified_radius(gap, formulation.strong_convexity))
-            elapsed = time.perf_counter() - started
+            next_finish = (best.primal - best.dual) / FINISH_GAP_FACTOR
+            elapsed = _polish(best, finish, formulation.strong_convexity)
             finishes += 1
             totals["finish_time"] += elapsed
-            next_finish = gap / FINISH_GAP_FACTOR
-            if polished is not None:
-                if polished.primal < best.primal:
-                    best.w, best.primal = polished.w, polished.primal
-                best.dual = max(best.dual, polished.dual)
-                if not rec.record(k, w=best.w, values=(best.primal, best.dual),
-                                  extra={"cuts": working.n_cuts, "finish_time": elapsed}):
-                    break
+            if not rec.record(k, w=best.w, values=(best.primal, best.dual),
+                              extra={"cuts": working.n_cuts, "finish_time": elapsed}):
+                break
         if violated.size == 0:
             if master == "blocks" and sharpen > 1e-12:
                 sharpen *= 1e-3  # an inexact master's point: solve it closer, add nothing
             else:  # the master is exact at w: P(w) is its value
-                status = Status.CONVERGED if rec.tol_met else Status.NUMERICAL
-                message = (("converged: tolerance met; no violated cut left to tighten the "
-                            "certificate further") if rec.tol_met else
-                           ("stopped: no violated cut left, but the certified gap "
-                            f"{best.primal - best.dual:.3g} is above the tolerance"))
+                status, message = _no_cut_left(rec.tol_met, best.primal - best.dual)
                 break
         started = time.perf_counter()
         # the hand-written several-block master to a gap well below the outer one: an
@@ -628,6 +617,28 @@ def run_cutting_plane(
     return rec.result(best.w, alpha, k, name, status=status, message=message,
                       cuts=working.snapshot(), n_cuts=working.n_cuts, cuts_added=added,
                       finishes=finishes, **totals)
+
+
+def _polish(best: _Best, finish: Finish, strong_convexity: float) -> float:
+    """Run an exact finish from the best point and its certified radius; keep its point and
+    bound where better; return its seconds."""
+    started = time.perf_counter()
+    radius = certified_radius(best.primal - best.dual, strong_convexity)
+    polished = finish(best.w, radius)
+    if polished is not None:
+        if polished.primal < best.primal:
+            best.w, best.primal = polished.w, polished.primal
+        best.dual = max(best.dual, polished.dual)
+    return time.perf_counter() - started
+
+
+def _no_cut_left(tol_met: bool, gap: float) -> tuple[Status, str]:
+    """The status and message of a run whose oracle found nothing violated."""
+    if tol_met:
+        return Status.CONVERGED, ("converged: tolerance met; no violated cut left to tighten "
+                                  "the certificate further")
+    return Status.NUMERICAL, (f"stopped: no violated cut left, but the certified gap "
+                              f"{gap:.3g} is above the tolerance")
 
 
 # ------------------------------------------------------------------------------ n-slack
