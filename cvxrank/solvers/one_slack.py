@@ -22,8 +22,8 @@ rule: certified measures, a model radius), the finish decides the pairs directly
 best point w with certified radius r, with :math:`t_k = w^\top d_k - m_k`, a pair with
 :math:`t_k < -r\|d_k\|` is below its margin at the optimum too (:math:`\alpha_k = C c_k` in
 the box dual of Li 2011, Sect. 4.1), one with :math:`t_k > r\|d_k\|` above it
-(:math:`\alpha_k = 0`); the pairs of the band between (here a narrower band, a guess,
-:data:`BANDS`) are enumerated from the sorted scores
+(:math:`\alpha_k = 0`); the pairs of the band between (that band when it is small, else a
+narrower one, a guess: :data:`BANDS`) are enumerated from the sorted scores
 (:meth:`~cvxrank.formulations.ranksvm.RankSVM.margin_band`) and, with the others fixed,
 
 .. math::
@@ -102,24 +102,25 @@ def loss_cuts(formulation: Any) -> Callable[[np.ndarray], QueryCuts]:
 
 
 def merge_duplicates(D: np.ndarray, m: np.ndarray, u: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Pairs with the same :math:`(d_k, m_k)` as one, of weight :math:`\sum u_k`:
     :math:`\sum_k u_k \max(0, m - d^\top v)` is one hinge of the summed weight (OHSUMED
-    repeats documents, so a quarter of a band's pairs are duplicates).
+    repeats documents, so a quarter of a band's pairs are duplicates). A multiplier
+    :math:`\alpha \in [0, \sum u_k]` of the merged pair is :math:`\alpha u_k / \sum u_k`
+    on each: the same dual value, a feasible point.
 
     Returns
     -------
-    D, m, u : the merged pairs
-    inverse : ndarray of int
-        The merged pair of each given pair.
+    D, m, u : ndarray
+        The merged pairs (rows found by a hash of each row, checked exactly).
     """
     key = np.c_[D, m]
     hashed = key @ np.random.default_rng(0).normal(size=key.shape[1])
     _, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
     if not np.array_equal(key, key[first[inverse]]):  # a collision of the hash: no merge
-        return D, m, u, np.arange(m.size)
-    return D[first], m[first], np.bincount(inverse, weights=u), inverse
+        return D, m, u
+    return D[first], m[first], np.bincount(inverse, weights=u)
 
 
 def margin_active_set(D: np.ndarray, m: np.ndarray, u: np.ndarray, g0: np.ndarray,
@@ -285,7 +286,7 @@ def exact_finish(formulation: Any) -> Finish:
             return None
         C = float(f.C)
         g0 = C * band.violated_sum
-        D, m, u, _ = merge_duplicates(band.difference, band.margin, C * band.weight)
+        D, m, u = merge_duplicates(band.difference, band.margin, C * band.weight)
         alpha, _ = margin_active_set(D, m, u, g0, w, max_iter=max_iter)
         v = g0 + alpha @ D
         dual = C * band.violated_margin + float(m @ alpha) - 0.5 * float(v @ v)
