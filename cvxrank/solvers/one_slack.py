@@ -73,8 +73,12 @@ from cvxrank.trace import Run, SolverOptions
 #: exact whatever w); narrower, it is a guess: the certified radius bounds :math:`\|w -
 #: w^*\|` with room to spare (OHSUMED Fold1 train, C = 1e-3, tolerance 1e-6: r = 0.023,
 #: :math:`\|w - w^*\| = 0.004`, 12,500 pairs in the band 1.0 r, 1,300 in 0.1 r), the
-#: active set's cost grows with the band, and a wrong guess only costs the try.
-BANDS = (1.0, 0.3, 0.1, 0.03, 0.01)
+#: active set's cost grows with the band, and a wrong guess only costs the try (a guess
+#: that is nearly right improves the certificate, and the next try comes at once). On the
+#: five OHSUMED folds at the tolerance 1e-6 (C = 1e-3 ... 0.1) the first band that fits
+#: gave the exact optimum at the first try everywhere; the narrowest ones let the finish
+#: start at C = 1.6 (c = 100) too.
+BANDS = (1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001)
 
 #: The largest window the finish takes on; above it with every band, it is tried later.
 MAX_BAND_PAIRS = 8192
