@@ -190,8 +190,8 @@ def one_slack_row(f: RankSVM, *, tol: float, svm_rank_rule: bool = False,
     oracle = float(np.nansum(extra["oracle_time"]))
     ws = run.info["cuts"]
     return {"run": run, "ok": ok, "time": run.time, "iters": run.n_iter,
-            "oracle_calls": len(run.trace), "cuts": int(ws.b.size - 1),
-            "support": int(np.count_nonzero(ws.lam[1:] > 0)), "master": master,
+            "oracle_calls": len(run.trace), "cuts": int(ws.offset.size - 1),
+            "support": int(np.count_nonzero(ws.multiplier[1:] > 0)), "master": master,
             "oracle": oracle, "other": run.time - master - oracle, "P": f.primal_value(run.w),
             "gap": run.relative_gap}
 

@@ -14,15 +14,16 @@ Issue 9's "Performance" items for the structured solvers, in one process, one BL
    (Clarabel) on the same working set, at several working-set sizes:
 
    * 1-slack (hinge RankSVM, OHSUMED Fold1 train, C = 1e-3 and 1e-2): the final
-     ``run.info["cuts"]`` of ``solve_one_slack``; its first t cuts are the working
-     set of the t-th master. ``simplex_qp`` cold (from the vertex) and warm (from the
-     previous master's multipliers, as the solver calls it) against ``solve_master_cvxpy``;
+     ``run.info["cuts"]`` of ``solve_one_slack``; its first t cuts (the zero cut first) are
+     the working set of the t-th master. ``simplex_qp`` cold (from the vertex) and warm
+     (from the previous master's multipliers, as the solver calls it) against
+     ``solve_master_cvxpy`` (the one-block master in CVXPY);
    * n-slack (SVM MAP and RankMM "average" on OHSUMED Fold1 vali at C = 10): every master's
      working set captured while
      ``solve_cutting_plane(f, master="cvxpy")`` runs (a wrapper around
-     ``cutting_plane.solve_master`` copies it); ``solve_master_blocks`` (tol 1e-10) cold
-     (as the solver runs it) and warm (from the previous master's multipliers, 0 for new cuts)
-     against ``solve_master`` (CVXPY, Clarabel at its defaults, as the solver calls it).
+     ``cutting_plane.solve_master_cvxpy`` copies it); ``solve_master_blocks`` (tol 1e-10)
+     cold (as the solver runs it) and warm (from the previous master's multipliers, 0 for new
+     cuts) against ``solve_master_cvxpy`` (Clarabel at its defaults, as the solver calls it).
 
    "CVXPY" is the library's whole call (problem construction, canonicalization, Clarabel);
    "Clarabel" is Clarabel's own ``solve_time`` for the same problem built the same way.
@@ -72,15 +73,15 @@ from cvxrank.oracles.dorm import (
     score_vectors,
 )
 from cvxrank.oracles.svmmap import most_violated_ranking
-from cvxrank.reference import SOLVER_OPTIONS
 from cvxrank.solvers import cutting_plane
 from cvxrank.solvers.cutting_plane import (
-    dual_bound,
+    WorkingSet,
     solve_cutting_plane,
-    solve_master,
     solve_master_blocks,
+    solve_master_cvxpy,
 )
-from cvxrank.solvers.one_slack import simplex_qp, solve_master_cvxpy, solve_one_slack
+from cvxrank.solvers.one_slack import solve_one_slack
+from cvxrank.solvers.simplex_product_qp import simplex_qp
 from cvxrank.threads import blas_threads
 
 SIZES = (50, 100, 200)
@@ -147,18 +148,8 @@ def part_oracles(seed: int) -> None:
 
 
 # ----------------------------------------------------------------------------- part 2
-def clarabel_one_slack(A, b, C) -> tuple[float, float]:
+def clarabel_master(working, n_blocks, kappa) -> tuple[float, float]:
     """``solve_master_cvxpy``'s problem, built the same way: (value, Clarabel's solve time)."""
-    import cvxpy as cp
-
-    w, xi = cp.Variable(A.shape[1]), cp.Variable(nonneg=True)
-    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C * xi), [xi >= A @ w + b])
-    problem.solve(solver="CLARABEL", **SOLVER_OPTIONS["CLARABEL"])
-    return float(problem.value), float(problem.solver_stats.solve_time)
-
-
-def clarabel_n_slack(working, n_blocks, kappa) -> tuple[float, float]:
-    """``cutting_plane.solve_master``'s problem, built the same way: (value, solve time)."""
     import cvxpy as cp
 
     w = cp.Variable(working.gradient.shape[1])
@@ -191,31 +182,34 @@ def part_one_slack(train, Cs, repeat: int) -> None:
         f = RankSVM(train, C=C, loss="hinge")
         run = solve_one_slack(f)
         ws = run.info["cuts"]
-        T = ws.b.size
+        T = ws.offset.size
         print(f"C = {C:g}: {run.n_iter} iterations, {T} cuts (the zero cut included), "
               f"converged {run.converged}, certified gap {run.relative_gap:.1e}, "
               f"{run.time:.3f} s")
         lam_prev = {}
         for t in range(2, T + 1):  # the multipliers of every master (the warm starts)
             start = np.r_[lam_prev.get(t - 1, np.array([C])), 0.0][:t]
-            lam_prev[t], _ = simplex_qp(ws.Q[:t, :t], ws.b[:t], C, start)
+            lam_prev[t], _ = simplex_qp(ws.gram[:t, :t], ws.offset[:t], C, start)
         for t in pick(T):
-            A, b, Q = ws.A[:t], ws.b[:t], ws.Q[:t, :t]
+            G, c, Q = ws.gradient[:t], ws.offset[:t], ws.gram[:t, :t]
+            working = WorkingSet(G.shape[1])
+            working.add(c, G, ws.block[:t])
             warm = np.r_[lam_prev.get(t - 1, np.array([C])), 0.0][:t]
 
-            def hand(x0=None, Q=Q, b=b, A=A, C=C):
-                lam, _ = simplex_qp(Q, b, C, x0)
-                return lam, -(lam @ A)
+            def hand(x0=None, Q=Q, c=c, G=G, C=C):
+                lam, _ = simplex_qp(Q, c, C, x0)
+                return lam, lam @ G
 
             t_cold = median_time(hand, repeat=repeat)
             t_warm = median_time(lambda warm=warm, hand=hand: hand(warm), repeat=repeat)
-            t_cvx = median_time(lambda A=A, b=b, C=C: solve_master_cvxpy(A, b, C), repeat=repeat,
-                                min_time=0.0)
+            t_cvx = median_time(lambda ws_=working, C=C: solve_master_cvxpy(ws_, 1, C),
+                                repeat=repeat, min_time=0.0)
             lam, w_hand = hand()
-            d_hand = float(b @ lam - 0.5 * lam @ Q @ lam)
-            p_hand = float(0.5 * w_hand @ w_hand + C * max(0.0, float(np.max(A @ w_hand + b))))
-            w_cvx, v_cvx = solve_master_cvxpy(A, b, C)
-            v_cl, t_cl = clarabel_one_slack(A, b, C)
+            d_hand = float(c @ lam - 0.5 * lam @ Q @ lam)
+            p_hand = float(0.5 * w_hand @ w_hand + C * max(0.0, float(np.max(c - G @ w_hand))))
+            w_cvx, _ = solve_master_cvxpy(working, 1, C)
+            v_cvx = float(0.5 * w_cvx @ w_cvx + C * max(0.0, float(np.max(c - G @ w_cvx))))
+            v_cl, t_cl = clarabel_master(working, 1, C)
             ratios.append(t_cvx / t_cold)
             rows.append([f"{C:g}", t, f"{v_cvx:.10g}", f"{d_hand:.10g}",
                          f"{rel(d_hand, v_cvx):.1e}", f"{rel(p_hand, d_hand):.1e}",
@@ -235,23 +229,23 @@ def part_one_slack(train, Cs, repeat: int) -> None:
 def capture_working_sets(f) -> tuple[Any, list]:
     """Run ``solve_cutting_plane(f, master="cvxpy")`` and copy every master's working set."""
     sets = []
-    original = cutting_plane.solve_master
+    original = cutting_plane.solve_master_cvxpy
 
     def recording(working, n_blocks, kappa, solver_name="CLARABEL"):
         sets.append(copy.deepcopy(working))
         return original(working, n_blocks, kappa, solver_name)
 
-    cutting_plane.solve_master = recording
+    cutting_plane.solve_master_cvxpy = recording
     try:
         run = solve_cutting_plane(f, master="cvxpy")
     finally:
-        cutting_plane.solve_master = original
+        cutting_plane.solve_master_cvxpy = original
     return run, sets
 
 
 def part_n_slack(cases, repeat: int) -> None:
     print("## 2b. n-slack master: hand-written `solve_master_blocks` against CVXPY "
-          "(`solve_master`) on the working sets of real runs\n")
+          "(`solve_master_cvxpy`) on the working sets of real runs\n")
     rows, ratios = [], []
     for name, f in cases:
         run, sets = capture_working_sets(f)
@@ -271,12 +265,12 @@ def part_n_slack(cases, repeat: int) -> None:
             warm = ws.multiplier.copy()
             t_warm = median_time(lambda warm=warm, hand=hand: hand(warm), repeat=repeat,
                                  min_time=0.0)
-            t_cvx = median_time(lambda ws=ws, nb=n_blocks, kp=kappa: solve_master(ws, nb, kp),
-                                repeat=repeat, min_time=0.0)
+            t_cvx = median_time(lambda ws=ws, nb=n_blocks, kp=kappa: solve_master_cvxpy(
+                ws, nb, kp), repeat=repeat, min_time=0.0)
             w_h, lam_h = hand()
-            w_c, lam_c = solve_master(ws, n_blocks, kappa)
-            v_cl, t_cl = clarabel_n_slack(ws, n_blocks, kappa)
-            d_h, d_c = dual_bound(ws, lam_h), dual_bound(ws, lam_c)
+            w_c, lam_c = solve_master_cvxpy(ws, n_blocks, kappa)
+            v_cl, t_cl = clarabel_master(ws, n_blocks, kappa)
+            d_h, d_c = ws.dual_value(lam_h), ws.dual_value(lam_c)
             ratios.append(t_cvx / t_cold)
             rows.append([name, k + 1, len(ws), f"{v_cl:.10g}", f"{d_c:.10g}", f"{d_h:.10g}",
                          f"{rel(d_h, v_cl):.1e}",

@@ -82,6 +82,12 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
                "loss weight C, the query count m, the queries with pairs and the per-query "
                "losses (n-slack cutting planes)",
                ("separation_oracle", "C", "m", "queries_with_pairs", "query_losses")),
+    Capability("cut_bounds", "the numbers of the cutting planes' iteration bounds: the weight "
+               "of each block's loss, a bound on the norm of a piece's gradient and each "
+               "block's loss at w = 0", ("cut_bounds",)),
+    Capability("margin_band", "a hinge loss whose pairs near their margin at w are "
+               "enumerated from the sorted scores, with sums over those below it (the "
+               "1-slack's exact finish)", ("margin_band", "primal_value", "C")),
     Capability("pair_weighted_cuts", "cuts that are pair weightings of the loss's own dual "
                "set, mapped to a dual point (the cutting plane then returns alpha)",
                ("dual_from_pair_weights", "n_pairs")),

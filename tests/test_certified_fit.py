@@ -86,7 +86,8 @@ def test_continuing_certifies_the_hinge_too(train) -> None:
     run = fit_formulation(f, "1-slack", tol=1e-2, certify=target)
     (report,) = target.report(f, run)
     assert all(m["certified"] for m in report.values()), report
-    assert run.converged and run.n_iter > loose.n_iter and run.w_radius < tie
+    # past the tolerance: the 1-slack's exact finish (tried there) ends at the optimum
+    assert run.converged and run.info["finishes"] >= 1 and run.w_radius < tie
 
 
 @pytest.fixture

@@ -16,7 +16,9 @@ from cvxrank.data import make_synthetic, read_svmlight
 from cvxrank.formulations import RankSVM
 from cvxrank.formulations.irsvm import IRSVM, ndcg1_swap_drop
 from cvxrank.reference import solve_reference
-from cvxrank.solvers.one_slack import simplex_qp, solve_master_cvxpy, solve_one_slack
+from cvxrank.solvers.cutting_plane import WorkingSet, solve_master_cvxpy
+from cvxrank.solvers.one_slack import solve_one_slack
+from cvxrank.solvers.simplex_product_qp import simplex_qp
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -43,13 +45,19 @@ def test_hand_written_master_matches_cvxpy_on_recorded_working_sets(C: float) ->
                 C=C, loss="hinge")
     run = solve_one_slack(f, tol=1e-9)
     cuts = run.info["cuts"]
-    for size in sorted({2, cuts.b.size // 2, cuts.b.size}):
-        A, b = cuts.A[:size], cuts.b[:size]
-        lam, _ = simplex_qp(A @ A.T, b, C)
-        hand = float(b @ lam - 0.5 * np.sum((lam @ A) ** 2))  # master dual value
-        w, value = solve_master_cvxpy(A, b, C)
+    assert cuts.offset[0] == 0 and not np.any(cuts.gradient[0])  # the zero cut first
+    np.testing.assert_allclose(cuts.gram, cuts.gradient @ cuts.gradient.T, rtol=1e-12,
+                               atol=1e-12 * np.abs(cuts.gram).max())
+    for size in sorted({2, cuts.offset.size // 2, cuts.offset.size}):
+        working = WorkingSet(f.data.n_features)
+        working.add(cuts.offset[:size], cuts.gradient[:size], cuts.block[:size])
+        lam, _ = simplex_qp(cuts.gram[:size, :size], cuts.offset[:size], C)
+        hand = working.dual_value(lam)  # the master's dual value
+        w, lam_cvxpy = solve_master_cvxpy(working, 1, C)
+        value = 0.5 * w @ w + C * max(0.0, float(np.max(working.offset - working.gradient @ w)))
         assert abs(hand - value) <= 1e-6 * abs(value)
-        np.testing.assert_allclose(-(lam @ A), w, atol=1e-5 * (1 + np.abs(w).max()))
+        assert working.dual_value(lam_cvxpy) <= hand + 1e-9 * abs(hand)  # a bound, not more
+        np.testing.assert_allclose(working.w(lam), w, atol=1e-5 * (1 + np.abs(w).max()))
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -67,7 +75,10 @@ def test_one_slack_reaches_the_certified_optimum(seed: int, C: float) -> None:
         assert run.trace.dual[-1] <= ref.p_star * (1 + 1e-9)
         extra = run.trace.extra
         assert set(extra) == {"master_time", "oracle_time", "violation", "cuts"}
-        np.testing.assert_array_equal(extra["cuts"], np.arange(1, len(run.trace) + 1))
+        # one cut per oracle call, the last one only if the oracle found it violated
+        n = len(run.trace)
+        np.testing.assert_array_equal(extra["cuts"][:-1], np.arange(1, n))
+        assert extra["cuts"][-1] in (n - 1, n)
 
 
 def test_one_slack_is_the_default_hinge_solver_and_certifies_ohsumed_fold1_test(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cvxrank.solvers.simplex_product_qp import master_gap, simplex_product_qp
+from cvxrank.solvers.simplex_product_qp import master_gap, simplex_product_qp, simplex_qp
 
 
 def cvxpy_value(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks: int,
@@ -102,8 +102,6 @@ def test_all_zero_cuts(offsets: str) -> None:
 
 
 def test_one_block_is_the_capped_simplex_of_simplex_qp() -> None:
-    from cvxrank.solvers.one_slack import simplex_qp
-
     G, c, _ = random_problem(3, 25, 5, 1)
     lam, _ = simplex_product_qp(G, c, np.zeros(25, dtype=np.int64), 1, 2.0)
     Q = np.zeros((26, 26))

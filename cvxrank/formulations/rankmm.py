@@ -127,7 +127,7 @@ class RankMM(ProjectableDual, LossWeighted):
     """
 
     capabilities = frozenset({"dual_gradient", "dual_query_blocks", "separation_oracle",
-                              "pair_weighted_cuts"})
+                              "pair_weighted_cuts", "cut_bounds"})
 
     def __init__(self, data: RankingData, *, C: float = 1.0, loss: QueryLoss = "average",
                  max_pairs: int = DEFAULT_MAX_PAIRS) -> None:
@@ -408,6 +408,27 @@ class RankMM(ProjectableDual, LossWeighted):
         gradient = gradient.toarray() if sp.issparse(gradient) else np.asarray(gradient)
         return QueryCuts(loss=loss, offset=offset, gradient=gradient, pair_weight=weight,
                          pair_block=pair_block)
+
+    def cut_bounds(self) -> tuple[float, float, np.ndarray]:
+        r"""What the n-slack cutting plane's iteration bound needs (Tsochantaridis et al.
+        2005, Thm. 18; :func:`cvxrank.solvers.cutting_plane.iteration_bound`): the weight
+        :math:`C/m` of each query's loss, :math:`R = \max_i 2 \max_{j \in i} \|x_j - \bar
+        x_i\| \ge \|x_j - x_k\|` (a piece's pair weights sum to at most 1, so its gradient
+        is at most the longest pair difference of its query) and the losses :math:`L_i(0)`
+        of the queries with pairs."""
+        ptr, X = self.data.query_ptr, self._X
+        R = 0.0
+        for q in self.queries_with_pairs:
+            rows = X[ptr[q]:ptr[q + 1]]
+            centre = np.asarray(rows.mean(axis=0)).ravel()
+            if sp.issparse(rows):
+                sq = np.asarray(rows.multiply(rows).sum(axis=1)).ravel()
+                dist = sq - 2.0 * np.asarray(rows @ centre).ravel() + centre @ centre
+            else:
+                dist = np.einsum("ij,ij->i", rows - centre, rows - centre)
+            R = max(R, 2.0 * float(np.sqrt(max(float(np.max(dist)), 0.0))))
+        losses = self.query_losses(np.zeros(self.data.n_features))[self.queries_with_pairs]
+        return self.C / self.m, R, losses
 
     def dual_from_pair_weights(self, beta: np.ndarray) -> np.ndarray:
         r"""The printed dual point :math:`\alpha` of pair multipliers :math:`\beta = c

@@ -32,16 +32,22 @@ from __future__ import annotations
 
 import hashlib
 from abc import abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
+from cvxrank.formulations.base import (
+    LossWeighted,
+    ProjectableDual,
+    largest_row_norm,
+    squared_operator_norm,
+)
 from cvxrank.formulations.pair_losses import ExplicitPairLoss, LossEvaluation, SortedPairLoss
 from cvxrank.methods import PAIR_LOSSES
 from cvxrank.sets import Box
@@ -57,6 +63,38 @@ GradeTable = Mapping[tuple[float, float], float] | Callable[[float, float], floa
 
 #: Pairwise loss engines: ``"sorted"`` (PRSVM+, no pairs), ``"pairs"`` (PRSVM, operator A).
 ENGINES = ("sorted", "pairs")
+
+
+@dataclass(frozen=True)
+class MarginBand:
+    r"""The pairs of a hinge RankSVM near their margin at a point w, and sums over the others.
+
+    With :math:`d_k = x_i - x_j` and :math:`t_k = w^\top d_k - m_k`, a ball
+    :math:`\|w^* - w\| \le r` around the optimum puts every pair with :math:`t_k < -r
+    \|d_k\|` below its margin at :math:`w^*` too (so :math:`\alpha^*_k = C c_k` in the
+    box dual), every pair with :math:`t_k > r \|d_k\|` above it (:math:`\alpha^*_k = 0`):
+    only the band :math:`|t_k| \le r \|d_k\|` is undecided (:meth:`RankSVM.margin_band`).
+
+    Attributes
+    ----------
+    radius : float
+        The r of the band.
+    difference : ndarray of shape (k, d)
+        :math:`d_k` of the band's pairs.
+    margin, weight : ndarray of shape (k,)
+        Their :math:`m_k` and :math:`c_k`.
+    violated_sum : ndarray of shape (d,)
+        :math:`\sum_{k \in V} c_k d_k` over the pairs V below the band.
+    violated_margin : float
+        :math:`\sum_{k \in V} c_k m_k`.
+    """
+
+    radius: float
+    difference: np.ndarray
+    margin: np.ndarray
+    weight: np.ndarray
+    violated_sum: np.ndarray
+    violated_margin: float
 
 
 class PairwiseSVM(ProjectableDual, LossWeighted):
@@ -422,8 +460,8 @@ class RankSVM(PairwiseSVM):
         The dual feasible set (see above), from which :meth:`project_dual`,
         :meth:`dual_infeasibility` and the constraints of :meth:`dual` come.
     capabilities : frozenset of str
-        ``dual_gradient``, ``pair_samples`` and ``loss_subgradient``; ``pairwise_newton``
-        (squared hinge, Huber);
+        ``dual_gradient``, ``pair_samples`` and ``loss_subgradient``; ``cut_bounds`` and
+        ``margin_band`` (hinge); ``pairwise_newton`` (squared hinge, Huber);
         ``primal_certificate`` (squared hinge); ``sorted_pairs`` and ``query_blocks`` (when
         structured).
 
@@ -473,7 +511,9 @@ class RankSVM(PairwiseSVM):
         self._X = data.X
         self._op_norm_sq: float | None = None
         capabilities = {"dual_gradient", "pair_samples", "loss_subgradient"}
-        if loss != "hinge":
+        if loss == "hinge":
+            capabilities |= {"cut_bounds", "margin_band"}
+        else:
             capabilities.add("pairwise_newton")
         if loss == "squared_hinge":
             capabilities.add("primal_certificate")
@@ -557,6 +597,155 @@ class RankSVM(PairwiseSVM):
         u = self.C * np.asarray(self._X.T @ ev.grad)
         return float(2.0 * self.C * ev.margin_hinge - 0.5 * (u @ u) - self.C * ev.value)
 
+    # -- cutting planes: the iteration bound and the exact finish (hinge) -------------------
+    def total_pair_weight(self) -> float:
+        r""":math:`\sum_k c_k` (structured weights: from the grade counts of each query, without
+        the pairs)."""
+        if not self.structured:
+            return float(np.sum(self.pair_weight))
+        counts = np.zeros((self.data.n_queries, self.grades.size))
+        np.add.at(counts, (self.data.query_index, self.grade_level), 1.0)
+        below = np.tril(self.weight_table, -1)  # W[hi, lo], hi > lo
+        return float(np.einsum("qh,hl,ql->q", counts, below, counts) @ self.query_weight)
+
+    def cut_bounds(self) -> tuple[float, float, np.ndarray]:
+        r"""What the 1-slack cutting plane's iteration bound needs (Joachims, Finley & Yu
+        2009, Thm. 5; :func:`cvxrank.solvers.cutting_plane.iteration_bound`): the loss
+        weight C of its one block, :math:`R = 2 \sum_k c_k \max_i \|x_i\| \ge \|\sum_{k
+        \in V} c_k d_k\|` (a cut's gradient is a sub-sum of the weighted pair differences)
+        and the loss at w = 0."""
+        radius = 2.0 * self.total_pair_weight() * largest_row_norm(self._X)
+        loss = float(self.evaluate_loss(np.zeros(self.data.n_features)).value)
+        return float(self.C), radius, np.array([loss])
+
+    def margin_band(self, w: np.ndarray, radii: Sequence[float], *,
+                    max_pairs: int = 100_000) -> MarginBand | None:
+        r"""The hinge pairs whose margin a ball around ``w`` leaves undecided, and the sums
+        over those below it (:class:`MarginBand`), for the first (the widest) of ``radii``
+        whose window holds at most ``max_pairs`` pairs; None when none does.
+
+        With structured weights the pairs are never all built: in each block of the sorted
+        engine (a query, an upper grade and the lower grades of one weight and margin) the
+        lower documents are sorted by score once, and each upper document i finds by binary
+        search the lower ones within :math:`s_i - m \pm r D_b` (:math:`D_b` a bound on the
+        block's :math:`\|d_k\|`): its window; those beyond it are below their margin, and
+        their sums come from the counts (Joachims 2006's sorted pass); the window's pairs
+        are built and split exactly by :math:`|t_k| \le r \|d_k\|`. O(E log E + k d) for E
+        block entries and k pairs in the window; explicit weights: O(p) over the pairs.
+
+        Parameters
+        ----------
+        w : ndarray of shape (d,)
+        radii : sequence of float
+            Radii r >= 0 to try, the largest first (any r gives a consistent split; a bound
+            on :math:`\|w - w^*\|` makes it the optimum's).
+        max_pairs : int
+            Largest window (pairs built).
+
+        Raises
+        ------
+        ValueError
+            For a loss other than the hinge.
+        """
+        if self.loss != "hinge":
+            raise ValueError(f"{self.name}: the margin band is the hinge loss's")
+        w = np.asarray(w, dtype=np.float64)
+        s = np.asarray(self._X @ w, dtype=np.float64).ravel()
+        window = (self._sorted_window if self.structured else self._explicit_window)(
+            s, [float(r) for r in radii], max_pairs)
+        if window is None:
+            return None
+        radius, upper, lower, weight, margin, violated_doc, violated_margin = window
+        D = self._X[upper] - self._X[lower]
+        D = np.asarray(D.toarray() if sp.issparse(D) else D, dtype=np.float64)
+        t = s[upper] - s[lower] - margin
+        inside = np.abs(t) <= radius * np.sqrt(np.einsum("ij,ij->i", D, D))
+        below = ~inside & (t < 0)
+        violated_sum = (np.asarray(self._X.T @ violated_doc, dtype=np.float64).ravel()
+                        + weight[below] @ D[below])
+        return MarginBand(radius, D[inside], margin[inside], weight[inside], violated_sum,
+                          float(violated_margin + weight[below] @ margin[below]))
+
+    @cached_property
+    def _block_reach(self) -> np.ndarray:
+        r"""Per entry of the sorted engine's blocks, :math:`\|x - \bar x_b\|`, its distance
+        to its block's mean (so :math:`\|x_i - x_j\|` is at most the sum of two entries'
+        reach, and at most the block's largest upper plus largest lower reach)."""
+        b = self.loss_engine("sorted").blocks
+        rows = self._X[b.doc]
+        mean = sp.csr_matrix((1.0 / np.diff(b.ptr)[b.block], (b.block, np.arange(b.doc.size))),
+                             shape=(b.ptr.size - 1, b.doc.size)) @ rows
+        mean = np.asarray(mean.toarray() if sp.issparse(mean) else mean)
+        return np.sqrt(np.maximum(_row_sq_distance(rows, mean[b.block]), 0.0))
+
+    def _sorted_window(self, s: np.ndarray, radii: list[float], max_pairs: int
+                       ) -> tuple[Any, ...] | None:
+        """The radius used, the window's pairs (upper, lower, weight, margin) and, per
+        document, the coefficient of the pairs beyond the window below their margin, and
+        their weighted margin sum, by one sort per block (:meth:`margin_band`)."""
+        b = self.loss_engine("sorted").blocks
+        reach = self._block_reach
+        spread = np.zeros((b.ptr.size - 1, 2))
+        np.maximum.at(spread, (b.block, b.upper.astype(np.int64)), reach)
+        lows, ups = np.flatnonzero(~b.upper), np.flatnonzero(b.upper)
+        # complex keys sort by block, then by score: one binary search finds a block's own
+        keys = b.block[lows] + 1j * s[b.doc[lows]]
+        order = np.argsort(keys)
+        lows, keys = lows[order], keys[order]
+        end = np.searchsorted(b.block[lows], b.block[ups], side="right")
+        centre = s[b.doc[ups]] - b.margin[ups]
+        blk = b.block[ups]
+        width = spread.sum(axis=1)[blk]
+        for radius in radii:
+            top = np.searchsorted(keys, blk + 1j * (centre + radius * width), side="right")
+            bottom = np.searchsorted(keys, blk + 1j * (centre - radius * width), side="left")
+            size = top - bottom
+            if int(size.sum()) <= max_pairs:
+                break
+        else:
+            return None
+        above = end - top  # t < -r D_b: below the margin
+        cover = np.cumsum(np.bincount(top, minlength=lows.size + 1)
+                          - np.bincount(end, minlength=lows.size + 1))[:lows.size]
+        n = self.data.n_documents
+        doc_coef = (np.bincount(b.doc[ups], weights=b.weight[ups] * above, minlength=n)
+                    - np.bincount(b.doc[lows], weights=b.weight[lows] * cover, minlength=n))
+        violated_margin = float((b.weight[ups] * b.margin[ups]) @ above)
+        pair_up = np.repeat(ups, size)
+        first = np.repeat(bottom - np.cumsum(size) + size, size)
+        pair_low = lows[first + np.arange(pair_up.size)]
+        # the pair's own bound on ||d_k||: the window's pairs beyond it are decided here
+        t = s[b.doc[pair_up]] - s[b.doc[pair_low]] - b.margin[pair_up]
+        near = np.abs(t) <= radius * (reach[pair_up] + reach[pair_low])
+        far_below = ~near & (t < 0)
+        np.add.at(doc_coef, b.doc[pair_up[far_below]], b.weight[pair_up[far_below]])
+        np.subtract.at(doc_coef, b.doc[pair_low[far_below]], b.weight[pair_up[far_below]])
+        violated_margin += float(b.weight[pair_up[far_below]] @ b.margin[pair_up[far_below]])
+        pair_up, pair_low = pair_up[near], pair_low[near]
+        return (radius, b.doc[pair_up], b.doc[pair_low], b.weight[pair_up],
+                b.margin[pair_up], doc_coef, violated_margin)
+
+    def _explicit_window(self, s: np.ndarray, radii: list[float], max_pairs: int
+                         ) -> tuple[Any, ...] | None:
+        r""":meth:`_sorted_window` over explicit pairs: the margins of all of them, the window
+        :math:`|t_k| \le r D` with D twice the largest distance to the documents' mean."""
+        P = self.pairs
+        X = self._X
+        centre = np.asarray(X.mean(axis=0)).ravel()
+        spread = 2.0 * float(np.sqrt(np.max(_row_sq_distance(X, centre[None, :]),
+                                            initial=0.0)))
+        t = s[P.upper] - s[P.lower] - self.margin
+        for radius in radii:
+            inside = np.abs(t) <= radius * spread
+            if int(np.count_nonzero(inside)) <= max_pairs:
+                break
+        else:
+            return None
+        below = (t < 0) & ~inside
+        coef = np.where(below, self.pair_weight, 0.0)
+        return (radius, P.upper[inside], P.lower[inside], self.pair_weight[inside],
+                self.margin[inside], np.asarray(P.A.T @ coef), float(coef @ self.margin))
+
     # -- dual_gradient: what the fast dual solvers need ----------------------------------
     def neg_dual_grad(self, alpha: np.ndarray) -> np.ndarray:
         """Gradient of -D at ``alpha``: ``A X X^T A^T alpha - m`` (``+ alpha/(2 C c)``)."""
@@ -579,6 +768,19 @@ class RankSVM(PairwiseSVM):
         if self.loss != "hinge":
             lipschitz += 1.0 / (2.0 * self.C * float(self.pair_weight.min()))
         return lipschitz
+
+
+def _row_sq_distance(X: np.ndarray | sp.spmatrix, centre: np.ndarray) -> np.ndarray:
+    """Squared distance of each row of X to the matching row of ``centre`` (or to its one
+    row), for dense or sparse X."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        cross = (np.asarray(X @ centre[0]).ravel() if centre.shape[0] == 1
+                 else np.asarray(X.multiply(centre).sum(axis=1)).ravel())
+        return squares - 2.0 * cross + np.einsum("ij,ij->i", centre, centre)
+    diff = np.asarray(X) - centre
+    return np.einsum("ij,ij->i", diff, diff)
 
 
 def _per_pair(values: np.ndarray | None, p: int, what: str, *, positive: bool) -> np.ndarray:

@@ -58,7 +58,7 @@ class PermutationSVM(LossWeighted):
         carry no ranking information and are left out.
     """
 
-    capabilities = frozenset({"separation_oracle"})
+    capabilities = frozenset({"separation_oracle", "cut_bounds"})
     m = 1
 
     def __init__(self, data: RankingData, *, C: float = 1.0) -> None:
@@ -91,22 +91,13 @@ class PermutationSVM(LossWeighted):
     def feature_bound(self, query: Any) -> float:
         r"""An upper bound on :math:`\|G(\pi)\|` over the rankings of ``query``."""
 
-    def iteration_bound(self, tol: float) -> int:
-        r"""The n-slack cutting plane's bound at relative gap ``tol`` (Tsochantaridis et al.
-        2005, Thm. 18, as Le & Smola quote it): :math:`\max(2n\Delta/\varepsilon, 8 C'
-        \Delta R^2/\varepsilon^2)` with n = B queries, :math:`C' = C B`, :math:`\Delta =
-        \max_i L_i(0)`, :math:`R = \max_i` :meth:`feature_bound` and :math:`\varepsilon =`
-        ``tol`` :math:`P(0)/(C B)` (as :func:`cvxrank.solvers.cutting_plane.iteration_bound`
-        for RankMM)."""
-        zero = np.zeros(self.data.n_features)
-        n_blocks = len(self._queries)
-        delta = float(self.query_losses(zero).max())
+    def cut_bounds(self) -> tuple[float, float, np.ndarray]:
+        r"""What the n-slack cutting plane's iteration bound needs (Tsochantaridis et al.
+        2005, Thm. 18; :func:`cvxrank.solvers.cutting_plane.iteration_bound`): the weight C
+        of each query's loss, :math:`R = \max_i` :meth:`feature_bound` and the query losses
+        :math:`L_i(0)`."""
         R = max(self.feature_bound(q) for q in self._queries)
-        eps = tol * self.primal_value(zero) / (self.C * n_blocks)
-        if eps <= 0:
-            return 1
-        bound = max(2 * n_blocks * delta / eps, 8 * self.C * n_blocks * delta * R * R / eps**2)
-        return int(min(math.ceil(bound), 2 ** 62))
+        return float(self.C), float(R), self.query_losses(np.zeros(self.data.n_features))
 
     # -- the oracle and the primal -----------------------------------------------------------
     def separation_oracle(self, w: np.ndarray) -> QueryCuts:

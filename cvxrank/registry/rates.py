@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from cvxrank import tolerances
 from cvxrank.formulations.base import Formulation
 from cvxrank.validate import RateSpec
 
@@ -44,12 +45,14 @@ SGD_SEEDS = (0, 1, 2, 3, 4)
 
 
 def one_slack_rate(formulation) -> RateSpec:
-    """The 1-slack cutting plane's iteration bound (Joachims, Finley & Yu 2009, Thm. 5) at
-    the certified optimum (the reference ``verify`` computes anyway, cached)."""
+    """The 1-slack cutting plane's iteration bound (Joachims, Finley & Yu 2009, Thm. 5;
+    :func:`~cvxrank.solvers.cutting_plane.iteration_bound` with one block) at the certified
+    optimum (the reference ``verify`` computes anyway, cached)."""
     from cvxrank.reference import solve_reference
-    from cvxrank.solvers.one_slack import iteration_bound
+    from cvxrank.solvers.cutting_plane import iteration_bound
 
-    return RateSpec.bounded(iteration_bound(formulation, solve_reference(formulation).p_star))
+    return RateSpec.bounded(iteration_bound(formulation, tolerances.FAST_SOLVER_GAP,
+                                            p_star=solve_reference(formulation).p_star))
 
 
 #: Description of the 1-slack entries.

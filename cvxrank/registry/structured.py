@@ -7,8 +7,8 @@ on a certified gap) on a tiny view of each instance (:func:`tiny_view`: the firs
 :data:`VIEW_QUERIES` queries, each cut to its first :data:`VIEW_DOCUMENTS` documents), where
 the certified reference is the complete primal (27) and dual (28) written out over every
 ranking. Iterations are checked against the n-slack bound
-(:meth:`~cvxrank.formulations.structured.PermutationSVM.iteration_bound`). The instances' C
-is scaled to pairs per query (:func:`cvxrank.registry.irsvm.pairs_per_query`).
+(:func:`~cvxrank.solvers.cutting_plane.iteration_bound`, Tsochantaridis et al. Thm. 18).
+The instances' C is scaled to pairs per query (:func:`cvxrank.registry.irsvm.pairs_per_query`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from cvxrank.formulations.svmmap import SVMMAP
 from cvxrank.oracles.dorm import MEASURES
 from cvxrank.registry import Entry, register, scale_C
 from cvxrank.registry.irsvm import pairs_per_query
-from cvxrank.solvers.cutting_plane import solve_cutting_plane
+from cvxrank.solvers.cutting_plane import iteration_bound, solve_cutting_plane
 from cvxrank.validate import RateSpec
 
 # a query's loss (17), or 1 - AP, at most 1 or so, weighs its pairs
@@ -57,7 +57,7 @@ def tiny_view(data: RankingData) -> RankingData:
 
 
 def _bounded(f: PermutationSVM) -> RateSpec:
-    return RateSpec.bounded(f.iteration_bound(tolerances.FAST_SOLVER_GAP))
+    return RateSpec.bounded(iteration_bound(f, tolerances.FAST_SOLVER_GAP))
 
 
 def _make_dorm(loss: str):

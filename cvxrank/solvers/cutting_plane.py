@@ -1,22 +1,37 @@
-r"""n-slack cutting planes with a certified gap, for query-level polyhedral losses.
+r"""Cutting planes with a certified gap: one core for the 1-slack and the n-slack solvers.
 
-For :math:`P(w) = \tfrac12\|w\|^2 + \kappa \sum_i L_i(w)` (:math:`\kappa = C/m`) with each
-:math:`L_i` a maximum of affine functions, the separation oracle of the formulation
-(:meth:`~cvxrank.formulations.rankmm.RankMM.separation_oracle`) returns, at any w, the
-affine piece :math:`L_i(v) \ge c - g^\top v` active there. The solver keeps one working set
-of pieces per query (the n-slack cutting plane of Le & Smola, Alg. 2; Joachims 2006 and
-Tsochantaridis et al. 2005 for the structural SVM) and solves the restricted master QP
+Both solvers minimize :math:`P(w) = \tfrac12\|w\|^2 + \kappa \sum_{i=1}^B L_i(w)` over
+blocks i with convex losses :math:`L_i`, given an oracle that returns at any w, for every
+block, the affine piece active there (its linearization),
+
+.. math::
+
+    L_i(v) \ge c_i - g_i^\top v \quad \text{for all } v, \qquad \text{with equality at } v = w
+
+(:class:`~cvxrank.cuts.QueryCuts`):
+
+* **1-slack** (:func:`cvxrank.solvers.one_slack.solve_one_slack`): one block,
+  :math:`\kappa = C`, :math:`L_1` the whole pairwise loss of RankSVM or IR SVM, its piece
+  from one sorted loss evaluation (Joachims 2006);
+* **n-slack** (:func:`solve_cutting_plane`): a block per query with pairs,
+  :math:`\kappa = C/m`, the pieces from the formulation's separation oracle (RankMM's three
+  losses, DORM, SVM MAP; Le & Smola Alg. 2, Tsochantaridis et al. 2005).
+
+The core keeps the pieces in one :class:`WorkingSet` and solves the restricted master QP
 
 .. math::
 
     \min_{w, \xi} \; \tfrac12\|w\|^2 + \kappa \sum_i \xi_i \quad \text{s.t.} \quad
     \xi_i \ge 0, \quad \xi_i \ge c_t - g_t^\top w \;\; (t \in W_i),
 
-with CVXPY (Clarabel, :func:`solve_master`; the default) or by hand
-(:func:`solve_master_blocks`: an interior-point start and a joint primal active set over the
-queries' capped simplices, :mod:`cvxrank.solvers.simplex_product_qp`; ``master="blocks"``).
-Its multipliers :math:`\lambda_t \ge 0` satisfy :math:`\sum_{t \in
-W_i} \lambda_t \le \kappa`, and for *any* such :math:`\lambda`
+through one interface (:func:`solve_master`): with one block by the warm-started active set
+:func:`~cvxrank.solvers.simplex_product_qp.simplex_qp` over one simplex (the zero cut
+:math:`\xi \ge 0` as its coordinate 0, the Gram matrix kept up to date by the working set;
+``master="active-set"``), with several by
+:func:`~cvxrank.solvers.simplex_product_qp.simplex_product_qp` (``master="blocks"``) or
+by CVXPY (``master="cvxpy"``, any block count). The master's multipliers
+:math:`\lambda_t \ge 0` satisfy :math:`\sum_{t \in W_i} \lambda_t \le \kappa`, and for *any*
+such :math:`\lambda`
 
 .. math::
 
@@ -25,94 +40,308 @@ W_i} \lambda_t \le \kappa`, and for *any* such :math:`\lambda`
 
 (each cut minorizes its :math:`L_i`, and a combination of weights at most :math:`\kappa` of
 the cuts and of 0 is at most :math:`\kappa L_i`), so :math:`D(\lambda) \le p^*`: after
-clipping the master's multipliers to that set (so an inexact master cannot break the bound)
-the gap :math:`P(w) - D(\lambda)` is a certificate computed in :math:`O(|W| d)`, and the
-solver stops when it is at most ``tol`` times :math:`P(w)`. Since each piece is a pair
-weighting :math:`\pi^t` from the loss's own unit dual set, :math:`\beta = \sum_t \lambda_t
-\pi^t` is a feasible point of the formulation's dual with :math:`D(\beta) = D(\lambda)`;
-it is returned as the run's ``alpha`` (in the printed variables).
+clipping the multipliers of an inexact master to that set the gap :math:`P(w) - D(\lambda)`
+is a certificate computed in :math:`O(|W| d)`, with :math:`P(w)` from the oracle's losses.
 
-Cost per iteration: one oracle call (:math:`O(p + nd)` for RankMM), and a master QP in
-:math:`d + B` variables and :math:`|W| + B` constraints (B queries with pairs), independent of
-the number of pairs. Pieces whose multiplier has been zero for ``prune_after`` master solves
-are dropped from the working set (they stay valid minorants; dropping only loosens the
-master, and the gap is certified at every iteration all the same).
+One iteration: the oracle at the master's last point, the pieces it finds violated added
+to the working set (a piece violated by at most :data:`VIOLATION` is rounding), one trace
+record with the best point's objective and the best bound so far (the solver stops when
+their gap is at most ``tol`` times the objective), an optional exact finish (a solver's
+hook, tried once the tolerance is met while an ``until`` rule still asks for more), the
+master, and pruning (pieces whose multiplier has been zero for ``prune_after`` masters are
+dropped: they stay valid minorants, dropping only loosens the master, and the gap is
+certified at every iteration all the same). When the oracle finds nothing violated the
+master is exact at w: the run stops (an inexact hand-written master is first solved closer).
+Each piece of RankMM is a pair weighting :math:`\pi^t` from the loss's own unit dual set, so
+:math:`\beta = \sum_t \lambda_t \pi^t` is a feasible point of the formulation's dual with
+:math:`D(\beta) = D(\lambda)`; it is returned as the run's ``alpha`` (in the printed
+variables).
+
+Iterations (:func:`iteration_bound`): for one block at most :math:`\lceil \log_2 (\Delta /
+(4 R^2 \kappa)) \rceil + \lceil 16 R^2 \kappa / \varepsilon \rceil` (Joachims, Finley & Yu
+2009, Thm. 5), for B blocks at most :math:`\max(2B\Delta/\varepsilon, 8\kappa B\Delta
+R^2/\varepsilon^2)` (Tsochantaridis et al. 2005, Thm. 18), with :math:`\Delta` the largest
+block loss at w = 0 and R the largest norm of a piece's gradient, which the formulation
+states (the ``cut_bounds`` capability).
 
 References
 ----------
-.. [1] Q. V. Le and A. J. Smola, "Direct Optimization of Ranking Measures", 2007, Alg. 2
+.. [1] T. Joachims, "Training linear SVMs in linear time", KDD 2006 (1-slack cutting planes,
+   the O(n log n) ranking oracle).
+.. [2] T. Joachims, T. Finley and C.-N. Yu, "Cutting-plane training of structural SVMs",
+   Machine Learning 77, 2009, Thm. 5.
+.. [3] Q. V. Le and A. J. Smola, "Direct Optimization of Ranking Measures", 2007, Alg. 2
    (n-slack column generation) and eqs. (27)-(28).
-.. [2] T. Joachims, "Training linear SVMs in linear time", KDD 2006 (cutting planes for
-   ranking SVMs with an O(n log n) oracle).
-.. [3] I. Tsochantaridis, T. Joachims, T. Hofmann and Y. Altun, "Large margin methods for
-   structured and interdependent output variables", JMLR 6, 2005.
+.. [4] I. Tsochantaridis, T. Joachims, T. Hofmann and Y. Altun, "Large margin methods for
+   structured and interdependent output variables", JMLR 6, 2005, Thm. 18.
+.. [5] C. H. Teo, S. V. N. Vishwanathan, A. J. Smola and Q. V. Le, "Bundle methods for
+   regularized risk minimization", JMLR 11, 2010 (the 1-slack method as BMRM).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from cvxrank import tolerances
-from cvxrank.capabilities import solver
+from cvxrank.capabilities import require, solver
+from cvxrank.cuts import QueryCuts
 from cvxrank.errors import SolverError
-from cvxrank.solvers.rankmm import query_blocks
-from cvxrank.solvers.simplex_product_qp import simplex_product_qp
-from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder
+from cvxrank.solvers.simplex_product_qp import simplex_product_qp, simplex_qp
+from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder, certified_radius
 
 #: A piece enters the working set when it exceeds the master's slack by more than this
 #: (relative to 1 + L_i(w)): rounding, not a violation, below it.
 VIOLATION = 1e-12
 
+#: The masters by name: the one-block active set, the several-block hand-written QP, CVXPY.
+MASTERS = ("active-set", "blocks", "cvxpy")
+
+#: The hand-written several-block master is solved to this fraction of the outer gap (and
+#: 1000 times closer each time the oracle finds nothing violated at its inexact point).
+SHARPEN = 1e-2
+
+#: An exact finish is tried again once the certified gap has fallen by this factor since its
+#: last try.
+FINISH_GAP_FACTOR = 10.0
+
+#: The pair weights of a piece (indices and values), or None for pieces that are not pair
+#: weightings.
+Support = tuple[np.ndarray, np.ndarray] | None
+
+
+@dataclass(frozen=True)
+class Polished:
+    """What an exact finish returns: a point, its objective and a certified lower bound on
+    :math:`p^*`."""
+
+    w: np.ndarray
+    primal: float
+    dual: float
+
+
+#: An exact finish: ``finish(w, radius)`` from the best point and its certified radius, a
+#: :class:`Polished` point or None (nothing tried).
+Finish = Callable[[np.ndarray, float], Polished | None]
+
+
+@dataclass(frozen=True)
+class CutSet:
+    r"""The cuts of a finished run, read-only: offsets ``offset`` (t,), gradients
+    ``gradient`` (t x d), the block of each cut, the last master's multipliers
+    ``multiplier`` and, when the master kept it, the Gram matrix ``gram``
+    (:math:`G G^\top`, else None). With the one-block master the zero cut comes first and,
+    without pruning, the first s cuts are the working set of the (s-1)-th master."""
+
+    offset: np.ndarray
+    gradient: np.ndarray
+    block: np.ndarray
+    multiplier: np.ndarray
+    gram: np.ndarray | None
+
 
 class WorkingSet:
-    r"""The pieces kept per query: offsets :math:`c_t`, gradients :math:`g_t`, their query
-    and their pair weights :math:`\pi^t` (indices and values), grown by :meth:`add` and
-    pruned by :meth:`prune`."""
+    r"""The pieces :math:`c_t - g_t^\top v` a cutting plane keeps, with their block, the
+    last master's multipliers, the pair weights of each (for the dual map, or None) and,
+    when the master needs it, their Gram matrix :math:`Q = G G^\top`.
 
-    def __init__(self, n_features: int) -> None:
-        self.offset = np.zeros(0)
-        self.gradient = np.zeros((0, n_features))
-        self.block = np.zeros(0, dtype=np.int64)
-        self.support: list[tuple[np.ndarray, np.ndarray] | None] = []
-        self.idle = np.zeros(0, dtype=np.int64)
-        self.multiplier = np.zeros(0)  # the last master's (0 for new pieces)
+    Stored with spare capacity (doubled when full), so that the t-th cut costs O(td) for its
+    row of Q, not a copy of the t x t matrix; :attr:`offset`, :attr:`gradient`,
+    :attr:`block`, :attr:`multiplier` and :attr:`gram` are views of the filled part.
+
+    Parameters
+    ----------
+    n_features : int
+    gram : bool
+        Keep Q up to date (the one-block master's).
+    zero_cut : float or None
+        Start with the zero cut (:math:`c = 0`, :math:`g = 0`: :math:`\xi \ge 0`) of block
+        0 holding the whole cap ``zero_cut`` (the one-block master's coordinate 0, its
+        slack); it is never pruned.
+    capacity : int
+        Initial room (cuts).
+    """
+
+    def __init__(self, n_features: int, *, gram: bool = False,
+                 zero_cut: float | None = None, capacity: int = 64) -> None:
+        self._offset = np.zeros(capacity)
+        self._gradient = np.zeros((capacity, n_features))
+        self._block = np.zeros(capacity, dtype=np.int64)
+        self._multiplier = np.zeros(capacity)
+        self._idle = np.zeros(capacity, dtype=np.int64)
+        self._gram = np.zeros((capacity, capacity)) if gram else None
+        self.supports: list[Support] = []
+        self.size = 0
+        self.fixed = 0  # cuts at the front that are never pruned (the zero cut)
+        if zero_cut is not None:
+            self.add(np.zeros(1), np.zeros((1, n_features)), np.zeros(1, dtype=np.int64))
+            self._multiplier[0] = zero_cut
+            self.fixed = 1
 
     def __len__(self) -> int:
-        return int(self.offset.size)
+        return self.size
+
+    @property
+    def n_cuts(self) -> int:
+        """The cuts the oracle added (the zero cut not counted)."""
+        return self.size - self.fixed
+
+    @property
+    def offset(self) -> np.ndarray:
+        """:math:`c_t`, shape (t,)."""
+        return self._offset[:self.size]
+
+    @property
+    def gradient(self) -> np.ndarray:
+        """:math:`g_t`, shape (t, d)."""
+        return self._gradient[:self.size]
+
+    @property
+    def block(self) -> np.ndarray:
+        """The block of each cut, shape (t,)."""
+        return self._block[:self.size]
+
+    @property
+    def multiplier(self) -> np.ndarray:
+        """The last master's multipliers (0 for cuts added since), shape (t,)."""
+        return self._multiplier[:self.size]
+
+    @multiplier.setter
+    def multiplier(self, value: np.ndarray) -> None:
+        self._multiplier[:self.size] = value
+
+    @property
+    def gram(self) -> np.ndarray:
+        """:math:`Q = G G^\\top`, shape (t, t) (only when kept)."""
+        if self._gram is None:
+            raise ValueError("this working set keeps no Gram matrix (gram=False)")
+        return self._gram[:self.size, :self.size]
 
     def add(self, offset: np.ndarray, gradient: np.ndarray, block: np.ndarray,
-            support: list[tuple[np.ndarray, np.ndarray] | None]) -> None:
-        """Append pieces."""
-        self.offset = np.r_[self.offset, offset]
-        self.gradient = np.vstack([self.gradient, gradient])
-        self.block = np.r_[self.block, block].astype(np.int64)
-        self.support.extend(support)
-        self.idle = np.r_[self.idle, np.zeros(offset.size, dtype=np.int64)]
-        self.multiplier = np.r_[self.multiplier, np.zeros(offset.size)]
+            supports: list[Support] | None = None) -> None:
+        """Append cuts (their multipliers start at 0)."""
+        k = int(offset.size)
+        if k == 0:
+            return
+        t = self.size
+        if t + k > self._offset.size:
+            self._grow(max(2 * self._offset.size, t + k))
+        self._offset[t:t + k] = offset
+        self._gradient[t:t + k] = gradient
+        self._block[t:t + k] = block
+        self._multiplier[t:t + k] = 0.0
+        self._idle[t:t + k] = 0
+        if self._gram is not None:
+            cross = self._gradient[:t + k] @ np.asarray(gradient).T  # (t + k, k)
+            self._gram[:t + k, t:t + k] = cross
+            self._gram[t:t + k, :t + k] = cross.T
+        self.supports.extend(supports if supports is not None else [None] * k)
+        self.size = t + k
 
-    def prune(self, multiplier: np.ndarray, after: int) -> None:
-        """Drop the pieces idle (zero multiplier) for ``after`` consecutive solves."""
-        self.idle = np.where(multiplier > 0, 0, self.idle + 1)
-        self.multiplier = multiplier
-        keep = self.idle < after
-        if not keep.all():
-            self.offset, self.gradient = self.offset[keep], self.gradient[keep]
-            self.block, self.idle = self.block[keep], self.idle[keep]
-            self.multiplier = self.multiplier[keep]
-            self.support = [s for s, k in zip(self.support, keep, strict=True) if k]
+    def _grow(self, capacity: int) -> None:
+        t = self.size
+
+        def bigger(array: np.ndarray) -> np.ndarray:
+            out = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+            out[:t] = array[:t]
+            return out
+
+        self._offset, self._gradient = bigger(self._offset), bigger(self._gradient)
+        self._block, self._multiplier = bigger(self._block), bigger(self._multiplier)
+        self._idle = bigger(self._idle)
+        if self._gram is not None:
+            gram = np.zeros((capacity, capacity))
+            gram[:t, :t] = self.gram
+            self._gram = gram
+
+    def prune(self, after: int) -> None:
+        """Drop the cuts whose multiplier has been zero for ``after`` consecutive masters
+        (the zero cut stays)."""
+        idle = self._idle[:self.size]
+        idle[:] = np.where(self.multiplier > 0, 0, idle + 1)
+        keep = idle < after
+        keep[:self.fixed] = True
+        if keep.all():
+            return
+        kept = np.flatnonzero(keep)
+        for array in (self._offset, self._gradient, self._block, self._multiplier,
+                      self._idle):
+            array[:kept.size] = array[kept]
+        if self._gram is not None:
+            self._gram[:kept.size, :kept.size] = self._gram[kept[:, None], kept]
+        self.supports = [self.supports[i] for i in kept]
+        self.size = int(kept.size)
+
+    def w(self, lam: np.ndarray) -> np.ndarray:
+        r""":math:`w(\lambda) = G^\top \lambda`, the master's point of the multipliers."""
+        return lam @ self.gradient
+
+    def dual_value(self, lam: np.ndarray) -> float:
+        r""":math:`D(\lambda) = \sum_t \lambda_t c_t - \tfrac12\|G^\top\lambda\|^2` (a bound on
+        :math:`p^*` for feasible :math:`\lambda`, module docstring)."""
+        w = self.w(lam)
+        return float(lam @ self.offset - 0.5 * (w @ w))
+
+    def snapshot(self) -> CutSet:
+        """Read-only copies of the filled part."""
+        gram = None if self._gram is None else _locked(self.gram)
+        return CutSet(_locked(self.offset), _locked(self.gradient), _locked(self.block),
+                      _locked(self.multiplier), gram)
 
 
-def solve_master(working: WorkingSet, n_blocks: int, kappa: float,
-                 solver_name: str = "CLARABEL") -> tuple[np.ndarray, np.ndarray]:
+def _locked(array: np.ndarray) -> np.ndarray:
+    """A read-only copy."""
+    out = np.array(array)
+    out.setflags(write=False)
+    return out
+
+
+# ------------------------------------------------------------------------------ masters
+def solve_master(working: WorkingSet, n_blocks: int, kappa: float, master: str, *,
+                 tol: float = 0.0, solver_name: str = "CLARABEL"
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    r"""The restricted master (module docstring): ``(w, lambda)``, :math:`\lambda` feasible
+    (:math:`\lambda \ge 0`, at most :math:`\kappa` per block), :math:`w = G^\top\lambda`
+    for the hand-written masters.
+
+    Parameters
+    ----------
+    working : WorkingSet
+        For ``"active-set"``: one block, the zero cut first and the Gram matrix kept.
+    n_blocks : int
+    kappa : float
+        The cap of each block's multipliers.
+    master : {"active-set", "blocks", "cvxpy"}
+        :func:`~cvxrank.solvers.simplex_product_qp.simplex_qp` warm-started from the last
+        multipliers, :func:`solve_master_blocks` (to the relative gap ``tol``) or
+        :func:`solve_master_cvxpy` (``solver_name``).
+
+    Raises
+    ------
+    SolverError
+        If CVXPY does not report an optimal solution.
+    """
+    if master == "active-set":
+        lam, _ = simplex_qp(working.gram, working.offset, kappa, working.multiplier)
+        return working.w(lam), lam
+    if master == "blocks":
+        return solve_master_blocks(working, n_blocks, kappa, tol=tol)
+    return solve_master_cvxpy(working, n_blocks, kappa, solver_name)
+
+
+def solve_master_cvxpy(working: WorkingSet, n_blocks: int, kappa: float,
+                       solver_name: str = "CLARABEL") -> tuple[np.ndarray, np.ndarray]:
     r"""The restricted master QP (module docstring) in CVXPY: ``(w, lambda)``.
 
     ``lambda`` are the multipliers of the cut constraints, clipped to the set
-    :math:`\lambda \ge 0`, :math:`\sum_{t \in W_i} \lambda_t \le \kappa` (rescaled per query
-    where an inexact solve exceeds it), so that :func:`dual_bound` is a valid lower bound.
+    :math:`\lambda \ge 0`, :math:`\sum_{t \in W_i} \lambda_t \le \kappa` (rescaled per block
+    where an inexact solve exceeds it), so that :meth:`WorkingSet.dual_value` is a valid
+    lower bound.
 
     Raises
     ------
@@ -140,78 +369,292 @@ def solve_master_blocks(working: WorkingSet, n_blocks: int, kappa: float,
                         lam: np.ndarray | None = None, *, tol: float = 1e-10,
                         max_sweeps: int = 500) -> tuple[np.ndarray, np.ndarray]:
     r"""The restricted master's dual, by hand: an interior-point start and a primal
-    active-set finish over the product of the queries' capped simplices.
+    active-set finish over the product of the blocks' capped simplices.
 
     The dual of the master is :math:`\max D(\lambda)` over :math:`\lambda \ge 0`,
-    :math:`\sum_{t \in W_i} \lambda_t \le \kappa` per query (:func:`dual_bound`), solved
-    by :func:`cvxrank.solvers.simplex_product_qp.simplex_product_qp`: from ``lam`` (a warm
+    :math:`\sum_{t \in W_i} \lambda_t \le \kappa` per block, solved by
+    :func:`cvxrank.solvers.simplex_product_qp.simplex_product_qp`: from ``lam`` (a warm
     start), else from the support guessed by a Mehrotra predictor-corrector interior point
     (Nocedal & Wright, Alg. 16.4), the primal active-set method (Alg. 16.3) on all the
-    queries' multipliers jointly, one KKT system of the support and one multiplier per
-    query, the low-rank :math:`Q = G G^\top` never formed. It stops at the optimum of a
+    blocks' multipliers jointly, one KKT system of the support and one multiplier per
+    block, the low-rank :math:`Q = G G^\top` never formed. It stops at the optimum of a
     support that satisfies the KKT conditions, or where the master's duality gap,
     :math:`\tfrac12\|w\|^2 + \kappa \sum_i \xi_i(w) - D(\lambda)` at :math:`w = \sum_t
     \lambda_t g_t`, is at most ``tol`` times the primal side. Every iterate of the active
-    set is feasible, so :func:`dual_bound` stays a certified bound whenever it stops.
+    set is feasible, so :meth:`WorkingSet.dual_value` stays a certified bound whenever it
+    stops.
 
     Parameters
     ----------
     working : WorkingSet
     n_blocks : int
-        Queries (blocks of the working set's ``block``).
+        Blocks of the working set's ``block``.
     kappa : float
-        The cap :math:`\kappa = C/m` of each query's multipliers.
+        The cap :math:`\kappa` of each block's multipliers.
     lam : ndarray or None
         A warm start (the last master's multipliers, 0 for new cuts); None for a cold start.
     tol : float
         Relative duality gap at which to stop.
     max_sweeps : int
-        At most ``max_sweeps`` times (cuts + queries) active-set iterations.
+        At most ``max_sweeps`` times (cuts + blocks) active-set iterations.
 
     Returns
     -------
     w, lambda
-        As :func:`solve_master`.
+        As :func:`solve_master_cvxpy`.
     """
     G, c = working.gradient, working.offset
     lam, _ = simplex_product_qp(G, c, working.block, n_blocks, kappa, lam, gap_tol=tol,
                                 max_iter=max_sweeps * (len(working) + n_blocks))
-    return G.T @ lam, lam
+    return working.w(lam), lam
 
 
-def dual_bound(working: WorkingSet, lam: np.ndarray) -> float:
-    r""":math:`D(\lambda) = \sum_t \lambda_t c_t - \tfrac12\|\sum_t \lambda_t g_t\|^2`
-    (the Lagrangian minimized at :math:`w = \sum_t \lambda_t g_t`; cuts
-    :math:`c_t - g_t^\top w`)."""
-    w = working.gradient.T @ lam
-    return float(lam @ working.offset - 0.5 * (w @ w))
+# ------------------------------------------------------------------------ iteration bound
+def iteration_bound(formulation: Any, tol: float = tolerances.FAST_SOLVER_GAP,
+                    p_star: float | None = None) -> int:
+    r"""The cutting plane's proven iteration bound at the relative gap ``tol``.
 
+    From the formulation's ``cut_bounds()``: the weight :math:`\kappa` of each block's loss,
+    R, a bound on the norm of any piece's gradient, and the block losses :math:`L_i(0)`
+    (B blocks, :math:`\Delta = \max_i L_i(0)` bounds every piece's offset). An
+    :math:`\varepsilon`-violation of the master's constraints leaves a gap of at most
+    :math:`\kappa B \varepsilon`, so :math:`\varepsilon =` ``tol`` :math:`p / (\kappa B)`
+    with :math:`p = p^*` when given, else :math:`P(0) = \kappa \sum_i L_i(0) \ge p^*`
+    (which makes the bound smaller than the proven one at the relative gap ``tol``: a
+    stricter check).
 
-def iteration_bound(formulation: Any, tol: float = tolerances.FAST_SOLVER_GAP) -> int:
-    r"""The n-slack cutting plane's proven iteration bound at relative gap ``tol``.
+    * One block (the 1-slack; Joachims, Finley & Yu 2009, Thm. 5):
+      :math:`\lceil \log_2 (\Delta / (4 R^2 \kappa)) \rceil + \lceil 16 R^2 \kappa /
+      \varepsilon \rceil`;
+    * B > 1 blocks (the n-slack; Tsochantaridis et al. 2005, Thm. 18, as Le & Smola quote
+      it, for :math:`\tfrac12\|w\|^2 + \frac{C'}{n}\sum_i \xi_i` with n = B and
+      :math:`C' = \kappa B`): :math:`\max(2B\Delta/\varepsilon,\; 8\kappa B\Delta
+      R^2/\varepsilon^2)`.
 
-    Tsochantaridis et al. (2005, Thm. 18; Le & Smola quote it) bound the iterations of the
-    n-slack algorithm on :math:`\tfrac12\|w\|^2 + \frac{C'}{n}\sum_i \xi_i` until no
-    constraint is violated by more than :math:`\epsilon` by
-    :math:`\max(2n\Delta/\epsilon,\; 8C'\Delta R^2/\epsilon^2)`, with :math:`\Delta` the
-    largest loss and R the largest norm of a piece's gradient. Here n = B blocks,
-    :math:`C' = \kappa B`, :math:`\Delta = \max_i L_i(0)` (a piece's offset is at most
-    :math:`L_i(0)`), :math:`R = \max_i 2\max_{j \in i}\|x_j - \bar x_i\| \ge
-    \|x_j - x_k\|` (a piece's pair weights sum to at most 1;
-    :meth:`~cvxrank.solvers.rankmm.QueryBlocks.max_squared_diameter` gives :math:`R^2`), and, since
-    :math:`\epsilon`-violation leaves a gap of at most :math:`\kappa B \epsilon`,
-    :math:`\epsilon = \mathrm{tol}\, P(0) / (\kappa B)`. :math:`P(0) \ge p^*` makes the
-    bound smaller than the proven one at the relative gap ``tol`` (a stricter check).
+    Parameters
+    ----------
+    formulation : Objective
+        With the ``cut_bounds`` capability.
+    tol : float
+    p_star : float or None
+        The optimal value (e.g. the certified reference's); None: :math:`P(0)`.
+
+    Returns
+    -------
+    int
+        At least 1 (1 when w = 0 is optimal: no loss at 0, or no piece with a gradient).
+
+    Raises
+    ------
+    CapabilityError
+        For a formulation without ``cut_bounds``.
     """
-    f = formulation
-    kappa = float(f.C) / f.m
-    n_blocks = int(f.queries_with_pairs.size)
-    zero = np.zeros(f.data.n_features)
-    delta = float(f.query_losses(zero).max())
-    R_sq = query_blocks(f).max_squared_diameter()
-    eps = tol * f.primal_value(zero) / (kappa * n_blocks)
-    bound = max(2 * n_blocks * delta / eps, 8 * kappa * n_blocks * delta * R_sq / eps ** 2)
+    require(formulation, "iteration_bound", ("cut_bounds",))
+    kappa, radius, losses = formulation.cut_bounds()
+    losses = np.asarray(losses, dtype=np.float64)
+    n_blocks = int(losses.size)
+    delta = float(losses.max(initial=0.0))
+    scale = kappa * float(losses.sum()) if p_star is None else float(p_star)
+    R2 = float(radius) ** 2
+    if delta <= 0 or R2 <= 0 or scale <= 0 or tol <= 0:
+        return 1
+    eps = tol * scale / (kappa * n_blocks)
+    if n_blocks == 1:
+        first = max(0, math.ceil(math.log2(max(delta / (4.0 * R2 * kappa), 1.0))))
+        bound = first + math.ceil(16.0 * R2 * kappa / eps)
+    else:
+        bound = max(2 * n_blocks * delta / eps, 8 * kappa * n_blocks * delta * R2 / eps ** 2)
     return int(min(math.ceil(bound), 2 ** 62))
+
+
+# ------------------------------------------------------------------------------ the loop
+@dataclass
+class _Best:
+    """The best point and bound of a run so far (and the multipliers and pair weights of
+    that bound, for the dual map)."""
+
+    w: np.ndarray
+    primal: float
+    dual: float = 0.0  # lambda = 0: D = 0 <= p*
+    lam: np.ndarray | None = None
+    supports: list[Support] | None = None
+
+
+def run_cutting_plane(
+    formulation: Any,
+    options: SolverOptions,
+    oracle: Callable[[np.ndarray], QueryCuts],
+    *,
+    n_blocks: int,
+    kappa: float,
+    master: str,
+    name: str,
+    prune_after: int | None = None,
+    master_solver: str = "CLARABEL",
+    finish: Finish | None = None,
+    dual_map: Callable[[np.ndarray, list[Support]], np.ndarray] | None = None,
+) -> Run:
+    r"""The cutting-plane loop both solvers run (module docstring).
+
+    Parameters
+    ----------
+    formulation : Objective
+        Gives ``data.n_features`` and the recorder's ``primal_value`` and
+        ``strong_convexity``.
+    options : SolverOptions
+        ``tol``: stop when :math:`(P(w) - D(\lambda)) / P(w) \le` ``tol``; ``max_iter``:
+        master solves at most; ``time_budget``, ``callback``, ``until`` as
+        :class:`~cvxrank.trace.SolverOptions` says.
+    oracle : callable
+        ``oracle(w)`` -> :class:`~cvxrank.cuts.QueryCuts` with one piece per block.
+    n_blocks : int
+    kappa : float
+        The weight of each block's loss.
+    master : {"active-set", "blocks", "cvxpy"}
+        :func:`solve_master`'s (``"active-set"``: one block only).
+    name : str
+        The solver's name, for the run.
+    prune_after : int or None
+        Drop a piece after this many consecutive masters with a zero multiplier (None:
+        never).
+    master_solver : str
+        CVXPY solver of ``master="cvxpy"``.
+    finish : callable or None
+        An exact finish (:data:`Finish`), tried when the tolerance is met but the ``until``
+        rule is not, again each time the gap has fallen by :data:`FINISH_GAP_FACTOR`; its
+        point and bound replace the run's when better, and are recorded as a row of their
+        own (same iteration).
+    dual_map : callable or None
+        ``dual_map(lam, supports)``: the formulation's dual point of the best bound's
+        multipliers and their cuts' pair weights (the run's ``alpha``; None without).
+
+    Returns
+    -------
+    Run
+        ``w`` the best point seen, ``alpha`` as ``dual_map`` gives it; the trace's extra
+        columns ``cuts`` (working-set size, the zero cut not counted), ``oracle_time`` and
+        ``master_time`` (seconds of the iteration), ``violation`` (the largest
+        :math:`L_i(w) - \xi_i` the oracle found) and, on a finish's row, ``finish_time``;
+        ``info``: ``cuts`` (the final :class:`CutSet`), ``n_cuts``, ``cuts_added``,
+        ``master_time`` and ``oracle_time`` (seconds in all), ``finishes`` (tries) and
+        ``finish_time``.
+    """
+    if master not in MASTERS:
+        raise ValueError(f"master must be one of {', '.join(MASTERS)}, got {master!r}")
+    if master == "active-set" and n_blocks != 1:
+        raise ValueError(f"the active-set master has one block; this problem has {n_blocks}")
+    rec = TraceRecorder(formulation, options)
+    one_block = master == "active-set"
+    working = WorkingSet(formulation.data.n_features, gram=one_block,
+                         zero_cut=kappa if one_block else None)
+    w = np.zeros(formulation.data.n_features)
+    best = _Best(w=w, primal=math.inf)
+    xi = np.zeros(n_blocks)
+    totals = {"master_time": 0.0, "oracle_time": 0.0, "finish_time": 0.0}
+    step = {"master_time": 0.0, "oracle_time": 0.0, "violation": math.nan}
+    sharpen, next_finish, finishes, added, k = SHARPEN, math.inf, 0, 0, 0
+    status: Status | None = None
+    message: str | None = None
+    while True:
+        started = time.perf_counter()
+        cuts = oracle(w)
+        excess = cuts.loss - xi
+        violated = np.flatnonzero(excess > VIOLATION * (1.0 + cuts.loss))
+        step["violation"] = float(np.max(excess))
+        primal = float(0.5 * (w @ w) + kappa * cuts.loss.sum())
+        if primal < best.primal:
+            best.w, best.primal = w, primal
+        supports = cuts.supports()
+        working.add(cuts.offset[violated], cuts.gradient[violated], violated,
+                    [supports[b] for b in violated])
+        added += int(violated.size)
+        step["oracle_time"] = time.perf_counter() - started
+        totals["oracle_time"] += step["oracle_time"]
+        if not rec.record(k, w=best.w, values=(best.primal, best.dual),
+                          extra={"cuts": working.n_cuts, **step}):
+            break
+        if finish is not None and rec.tol_met and best.primal - best.dual <= next_finish:
+            next_finish = (best.primal - best.dual) / FINISH_GAP_FACTOR
+            elapsed = _polish(best, finish, formulation.strong_convexity)
+            finishes += 1
+            totals["finish_time"] += elapsed
+            if not rec.record(k, w=best.w, values=(best.primal, best.dual),
+                              extra={"cuts": working.n_cuts, "finish_time": elapsed}):
+                break
+        if violated.size == 0:
+            if master == "blocks" and sharpen > 1e-12:
+                sharpen *= 1e-3  # an inexact master's point: solve it closer, add nothing
+            else:  # the master is exact at w: P(w) is its value
+                status, message = _no_cut_left(rec.tol_met, best.primal - best.dual)
+                break
+        started = time.perf_counter()
+        # the hand-written several-block master to a gap well below the outer one: an
+        # inexact master only slows the bound, which any feasible lambda certifies
+        outer = (best.primal - best.dual) / max(abs(best.primal), np.finfo(float).tiny)
+        try:
+            w, lam = solve_master(working, n_blocks, kappa, master,
+                                  tol=sharpen * max(outer, rec.tol), solver_name=master_solver)
+        except SolverError as error:  # the bound so far stands; say why the run stopped
+            status, message = Status.NUMERICAL, f"stopped: {error}"
+            break
+        working.multiplier = lam
+        xi = np.zeros(n_blocks)
+        np.maximum.at(xi, working.block, working.offset - working.gradient @ w)
+        dual = working.dual_value(lam)
+        if dual > best.dual:
+            best.dual = dual
+            if dual_map is not None:
+                best.lam, best.supports = lam.copy(), list(working.supports)
+        if prune_after is not None:
+            working.prune(prune_after)
+        step["master_time"] = time.perf_counter() - started
+        totals["master_time"] += step["master_time"]
+        k += 1
+    alpha = None
+    if dual_map is not None:
+        alpha = dual_map(*((best.lam, best.supports) if best.lam is not None
+                           else (np.zeros(0), [])))
+    return rec.result(best.w, alpha, k, name, status=status, message=message,
+                      cuts=working.snapshot(), n_cuts=working.n_cuts, cuts_added=added,
+                      finishes=finishes, **totals)
+
+
+def _polish(best: _Best, finish: Finish, strong_convexity: float) -> float:
+    """Run an exact finish from the best point and its certified radius; keep its point and
+    bound where better; return its seconds."""
+    started = time.perf_counter()
+    radius = certified_radius(best.primal - best.dual, strong_convexity)
+    polished = finish(best.w, radius)
+    if polished is not None:
+        if polished.primal < best.primal:
+            best.w, best.primal = polished.w, polished.primal
+        best.dual = max(best.dual, polished.dual)
+    return time.perf_counter() - started
+
+
+def _no_cut_left(tol_met: bool, gap: float) -> tuple[Status, str]:
+    """The status and message of a run whose oracle found nothing violated."""
+    if tol_met:
+        return Status.CONVERGED, ("converged: tolerance met; no violated cut left to tighten "
+                                  "the certificate further")
+    return Status.NUMERICAL, (f"stopped: no violated cut left, but the certified gap "
+                              f"{gap:.3g} is above the tolerance")
+
+
+# ------------------------------------------------------------------------------ n-slack
+def pair_weight_dual(formulation: Any) -> Callable[[np.ndarray, list[Support]], np.ndarray]:
+    r"""The dual map of pieces that are pair weightings (``pair_weighted_cuts``, RankMM):
+    :math:`\beta = \sum_t \lambda_t \pi^t`, then the formulation's printed dual point."""
+
+    def dual_point(lam: np.ndarray, supports: list[Support]) -> np.ndarray:
+        beta = np.zeros(formulation.n_pairs)
+        for lam_t, support in zip(lam, supports, strict=True):
+            if support is not None:
+                pairs, weights = support
+                beta[pairs] += lam_t * weights
+        return formulation.dual_from_pair_weights(beta)
+
+    return dual_point
 
 
 @solver("cutting-plane", needs=("separation_oracle",), max_iter=1000)
@@ -225,8 +668,11 @@ def solve_cutting_plane(
 ) -> Run:
     r"""n-slack cutting planes on a query-level polyhedral loss, stopping on a certified gap.
 
-    See the module docstring for the master QP, the certificate
-    :math:`P(w) - D(\lambda)` and the cost of an iteration.
+    The core of the module docstring with a block per query with pairs, :math:`\kappa =
+    C/m` and the formulation's separation oracle (most violated constraint per query). One
+    iteration costs one oracle call (:math:`O(p + nd)` for RankMM) and a master QP in
+    :math:`d + B` variables and :math:`|W| + B` constraints, independent of the number of
+    pairs.
 
     Parameters
     ----------
@@ -241,20 +687,17 @@ def solve_cutting_plane(
     master_solver : str
         CVXPY solver of the master QP (``master="cvxpy"``).
     master : {"cvxpy", "blocks"}
-        The master by CVXPY (:func:`solve_master`) or by hand (:func:`solve_master_blocks`,
-        from the interior point's start at every iteration).
+        The master by CVXPY (:func:`solve_master_cvxpy`) or by hand
+        (:func:`solve_master_blocks`, from the interior point's start at every iteration).
     prune_after : int
         Drop a piece after this many consecutive master solves with a zero multiplier.
 
     Returns
     -------
     Run
-        The trace's extra columns: ``cuts`` (working-set size), ``oracle_time`` and
-        ``master_time`` (seconds of the iteration) and ``violation`` (the largest
-        :math:`L_i(w) - \xi_i` the oracle found). ``w`` the best primal point seen,
+        As :func:`run_cutting_plane` returns it: ``w`` the best primal point seen,
         ``alpha`` the printed dual point of the best bound (None without
-        ``dual_from_pair_weights``); ``info`` with ``n_cuts`` (working set at the end),
-        ``cuts_added``, ``master_time`` and ``oracle_time`` (seconds in all).
+        ``pair_weighted_cuts``).
 
     References
     ----------
@@ -265,83 +708,8 @@ def solve_cutting_plane(
     if prune_after < 1:
         raise ValueError(f"prune_after must be >= 1, got {prune_after}")
     f = formulation
-    rec = TraceRecorder(f, options)
-    tol = rec.tol
-    kappa = float(f.C) / f.m
-    n_blocks = int(f.queries_with_pairs.size)
-    working = WorkingSet(f.data.n_features)
-    w = np.zeros(f.data.n_features)
-    best_w, best_p = w, f.primal_value(w)
-    best_d, best_lam, best_support = 0.0, np.zeros(0), []  # lambda = 0: D = 0 <= p*
-    xi = np.zeros(n_blocks)
-    master_time = oracle_time = 0.0
-    added_total = 0
-    k = 0
-    # per iteration: seconds in the oracle and the master, the largest violation found
-    step = {"oracle_time": 0.0, "master_time": 0.0, "violation": float("nan")}
-    sharpen = 0.01  # the hand-written master's gap, relative to the outer gap
-    status: Status | None = None
-    message: str | None = None
-    while rec.record(k, w=best_w, values=(best_p, best_d),
-                     extra={"cuts": float(len(working)), **step}):
-        k += 1
-        started = time.perf_counter()
-        cuts = f.separation_oracle(w)
-        violated = np.flatnonzero(cuts.loss - xi > VIOLATION * (1.0 + cuts.loss))
-        supports = cuts.supports()
-        step["oracle_time"] = time.perf_counter() - started
-        step["violation"] = float(np.max(cuts.loss - xi))
-        oracle_time += step["oracle_time"]
-        p = float(0.5 * (w @ w) + kappa * cuts.loss.sum())
-        if p < best_p:
-            best_w, best_p = w, p
-        if violated.size == 0 and master == "blocks" and sharpen > 1e-12:
-            sharpen *= 1e-3  # an inexact master's point: solve it closer, add nothing
-        elif violated.size == 0:  # the master is exact at w: P(w) is its value
-            if rec.record(k, w=best_w, values=(best_p, best_d),
-                          extra={"cuts": float(len(working)), **step}):
-                status = Status.CONVERGED if rec.tol_met else Status.NUMERICAL
-                message = (("converged: tolerance met; no violated cut left to tighten the "
-                            "certificate further") if rec.tol_met else
-                           ("stopped: no violated cut left, but the certified gap "
-                            f"{best_p - best_d:.3g} is above the tolerance"))
-            break
-        else:
-            working.add(cuts.offset[violated], cuts.gradient[violated], violated,
-                        [supports[b] for b in violated])
-            added_total += int(violated.size)
-        started = time.perf_counter()
-        try:
-            if master == "blocks":
-                # to a gap well below the outer one: an inexact master only slows the
-                # bound, which any feasible lambda certifies. Cold (the interior point's
-                # support guess): from the last multipliers, with one new cut per query at
-                # 0, the active set took 300-550 steps a master on SVM MAP (OHSUMED Fold1,
-                # C = 100; 3.4 s in all against 0.59 s cold and CVXPY's 1.4 s)
-                outer = (best_p - best_d) / max(abs(best_p), np.finfo(float).tiny)
-                w, lam = solve_master_blocks(working, n_blocks, kappa,
-                                             tol=sharpen * max(outer, tol))
-            else:
-                w, lam = solve_master(working, n_blocks, kappa, master_solver)
-        except SolverError as error:  # the bound so far stands; say why the run stopped
-            if rec.record(k, w=best_w, values=(best_p, best_d),
-                          extra={"cuts": float(len(working)), **step}):
-                status, message = Status.NUMERICAL, f"stopped: {error}"
-            break
-        step["master_time"] = time.perf_counter() - started
-        master_time += step["master_time"]
-        xi = np.zeros(n_blocks)
-        np.maximum.at(xi, working.block, working.offset - working.gradient @ w)
-        d = dual_bound(working, lam)
-        if d > best_d:
-            best_d, best_lam, best_support = d, lam, list(working.support)
-        working.prune(lam, prune_after)
-    alpha = None
-    if "pair_weighted_cuts" in f.capabilities:  # pieces that are pair weightings (RankMM)
-        beta = np.zeros(f.n_pairs)
-        for lam_t, (pairs, weights) in zip(best_lam, best_support, strict=True):
-            beta[pairs] += lam_t * weights
-        alpha = f.dual_from_pair_weights(beta)
-    return rec.result(best_w, alpha, k, "cutting-plane", status=status, message=message,
-                      n_cuts=len(working), cuts_added=added_total, master_time=master_time,
-                      oracle_time=oracle_time)
+    dual_map = pair_weight_dual(f) if "pair_weighted_cuts" in f.capabilities else None
+    return run_cutting_plane(f, options, f.separation_oracle,
+                             n_blocks=int(f.queries_with_pairs.size), kappa=float(f.C) / f.m,
+                             master=master, name="cutting-plane", prune_after=prune_after,
+                             master_solver=master_solver, dual_map=dual_map)

@@ -1,15 +1,23 @@
-r"""A QP over a product of capped simplices with a low-rank Hessian: an interior-point start
-and a primal active-set finish.
+r"""The cutting planes' restricted masters: a QP over one simplex (:func:`simplex_qp`) or over a
+product of capped simplices with a low-rank Hessian (:func:`simplex_product_qp`).
 
-The n-slack cutting plane's restricted master (:mod:`cvxrank.solvers.cutting_plane`) has the
-dual
+The restricted master of :mod:`cvxrank.solvers.cutting_plane` has the dual
 
 .. math::
 
     \min_\lambda \; \tfrac12 \|G^\top \lambda\|^2 - c^\top \lambda \quad \text{s.t.} \quad
     \lambda \ge 0, \quad \sum_{t \in W_i} \lambda_t \le \kappa \;\; (i = 1, \dots, B),
 
-with G the cuts' gradients (m rows, few columns d) and :math:`W_i` the cuts of block i. A
+with G the cuts' gradients (m rows, few columns d) and :math:`W_i` the cuts of block i.
+
+**One block** (the 1-slack cutting plane): with the zero cut (:math:`c = 0, g = 0`) as a
+coordinate of its own the cap becomes :math:`1^\top \lambda = \kappa` and the master is a
+QP over one simplex, :math:`\min \tfrac12 \lambda^\top Q \lambda - c^\top\lambda`, whose
+Gram matrix :math:`Q = G G^\top` the working set keeps up to date (one row per new cut).
+:func:`simplex_qp` solves it by a primal active-set method warm-started from the last
+master's multipliers: a few KKT solves per new cut.
+
+**Several blocks** (the n-slack cutting plane): a
 slack coordinate :math:`s_i \ge 0` per block (a zero cut) turns each cap into
 :math:`\sum_{t \in W_i} \lambda_t + s_i = \kappa`. :func:`simplex_product_qp` solves it
 exactly in two phases, never forming :math:`Q = G G^\top`:
@@ -21,7 +29,7 @@ exactly in two phases, never forming :math:`Q = G G^\top`:
   Sherman-Morrison-Woodbury formula in :math:`O(md^2 + d^3 + B^3)` (as Ferris & Munson do
   for SVMs); the coordinates larger than their dual slack are its support guess;
 * **finish**: the primal active-set method for convex QP (Nocedal & Wright, Alg. 16.3), the
-  block version of :func:`cvxrank.solvers.one_slack.simplex_qp`: on the support S the
+  block version of :func:`simplex_qp`: on the support S the
   equality-constrained QP is one KKT system of size :math:`|S| + B` whose block multipliers
   :math:`\nu_i` are the master's slacks :math:`\xi_i` (:math:`c_t - g_t^\top w = \xi_i` on
   the support, :math:`w = G^\top \lambda`), with a ridge of :math:`10^{-12} \max_t
@@ -58,6 +66,95 @@ WARM_FLOOR = 1e-9
 #: Projected steps tried (lengths 1, 1/4, 1/16, ... of the Newton step) before the
 #: ratio test's step.
 PROJECTED_TRIALS = 6
+
+
+def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None = None,
+               *, tol: float = 1e-12, max_iter: int = 10_000) -> tuple[np.ndarray, int]:
+    r"""Minimize :math:`\tfrac12 x^\top Q x - b^\top x` over :math:`\{x \ge 0, 1^\top x =
+    \text{total}\}` by a primal active-set method.
+
+    The support S is grown by the coordinate that violates the KKT conditions most
+    (:math:`g_i < \nu`, :math:`g = Qx - b`, :math:`\nu` the sum constraint's multiplier) and
+    the equality-constrained QP on S is solved exactly (a :math:`(|S|+1)`-square KKT system;
+    Q gets a ridge of :math:`10^{-12} \max_i Q_{ii}` so that it is never singular when cuts
+    are collinear); a negative coordinate is met by the longest feasible step towards that
+    solution and dropped. Warm-started from ``x0`` (feasible), it takes a few steps per new
+    cut; a start that already solves the QP on its support (the last master's solution with
+    a new cut at 0) is checked by its gradient instead of a solve.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (t, t)
+        Positive semidefinite.
+    b : ndarray of shape (t,)
+    total : float
+        > 0.
+    x0 : ndarray of shape (t,) or None
+        A feasible start (else the vertex at the largest b).
+    tol : float
+        KKT violation allowed, relative to :math:`1 + |\nu|`.
+    max_iter : int
+
+    Returns
+    -------
+    x : ndarray of shape (t,)
+        Feasible (to rounding), optimal for ``Q`` plus the ridge.
+    n_iter : int
+    """
+    t = b.size
+    if x0 is None or abs(x0.sum() - total) > 1e-9 * total or np.any(x0 < 0):
+        x = np.zeros(t)
+        x[int(np.argmax(b))] = total
+        solved = False
+    else:
+        x = x0.astype(np.float64, copy=True)
+        solved = True  # if x0 solves the QP on its support (checked below), skip that solve
+    support = x > 0
+    ridge = 1e-12 * max(float(np.max(np.diag(Q), initial=0.0)), np.finfo(float).tiny)
+    for it in range(max_iter):
+        idx = np.flatnonzero(support)
+        k = idx.size
+        if solved:
+            solved = False
+            g = Q[:, idx] @ x[idx] + ridge * x - b
+            nu = float(np.mean(g[idx]))
+            if np.ptp(g[idx]) > tol * (1.0 + abs(nu)):
+                continue  # not the support's optimum: solve it
+        else:
+            kkt = np.empty((k + 1, k + 1))
+            kkt[:k, :k] = Q[idx[:, None], idx]
+            kkt.flat[0:k * (k + 2):k + 2] += ridge  # the diagonal of the Q block
+            kkt[:k, k] = kkt[k, :k] = 1.0
+            kkt[k, k] = 0.0
+            rhs = np.empty(k + 1)
+            rhs[:k], rhs[k] = b[idx], total
+            try:
+                sol = np.linalg.solve(kkt, rhs)
+            except np.linalg.LinAlgError:
+                sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+            y = sol[:k]
+            if np.any(y < 0):
+                d = y - x[idx]
+                shrinking = d < 0
+                ratio = np.where(shrinking, x[idx] / np.where(shrinking, -d, 1.0), np.inf)
+                x[idx] += min(1.0, float(ratio.min())) * d
+                drop = idx[x[idx] <= 1e-15 * total]
+                x[drop] = 0.0
+                support[drop] = False
+                if not support.any():
+                    support[int(np.argmax(b))] = True
+                continue
+            x = np.zeros(t)
+            x[idx] = y
+            nu = -float(sol[k])  # g = nu on the support
+            g = Q[:, idx] @ y + ridge * x - b
+        violation = nu - g
+        violation[idx] = -np.inf
+        j = int(np.argmax(violation))
+        if violation[j] <= tol * (1.0 + abs(nu)):
+            return x, it
+        support[j] = True
+    return x, max_iter
 
 
 def master_gap(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks: int,
