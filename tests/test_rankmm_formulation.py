@@ -186,3 +186,39 @@ def test_synthetic_reference_all_losses() -> None:
         assert f.primal_value(ref.w) == pytest.approx(ref.p_star, rel=1e-6)
     # max >= max_average >= average query by query, hence the optima are ordered
     assert values["max"] >= values["max_average"] - 1e-7 >= values["average"] - 2e-7
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.sampled_from([1e-3, 0.3, 1.0, 30.0]),
+       C=st.sampled_from([0.1, 1.0, 100.0]))
+def test_rankmm1_is_its_ranksvm(seed: int, scale: float, C: float) -> None:
+    """RankMM-1's objective is its RankSVM's (query weight 1/(m |R_i|), margin y_j - y_k),
+    against the brute-force losses; a query without pairs counts in m."""
+    data = small_data(seed)
+    f = RankMM(data, C=C, loss="average")
+    svm = f.as_ranksvm()
+    w = np.random.default_rng(seed + 2).normal(size=data.n_features) * scale
+    expected = 0.5 * w @ w + C / data.n_queries * brute_force_losses(data, w, "average").sum()
+    assert svm.primal_value(w) == pytest.approx(expected, rel=1e-12, abs=1e-14)
+    assert f.primal_value(w) == pytest.approx(expected, rel=1e-12, abs=1e-14)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("C", [0.5, 20.0, 1000.0])
+def test_rankmm1_optimum_by_the_one_slack(seed: int, C: float) -> None:
+    """The 1-slack on RankMM-1's RankSVM reaches RankMM-1's certified CVXPY optimum."""
+    from cvxrank.fitting import fit_formulation
+
+    data = small_data(seed)
+    f = RankMM(data, C=C, loss="average")
+    ref = solve_reference(f, cache=False)
+    run = fit_formulation(f.as_ranksvm(), "1-slack", tol=1e-9)
+    assert run.converged
+    assert relative_gap(f.primal_value(run.w), ref.p_star) <= 1e-7
+    assert np.linalg.norm(run.w - ref.w) <= 1e-3 * max(1.0, np.linalg.norm(ref.w))
+
+
+@pytest.mark.parametrize("loss", ["max", "max_average"])
+def test_only_rankmm1_is_a_ranksvm(loss: str) -> None:
+    with pytest.raises(ValueError, match="only the average loss"):
+        RankMM(small_data(0), loss=loss).as_ranksvm()

@@ -72,6 +72,7 @@ from cvxrank.cuts import QueryCuts
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
+from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.methods import RANKMM_LOSSES
 from cvxrank.sets import Box, ConvexSet, L1InfBall, Simplex
 
@@ -441,6 +442,29 @@ class RankMM(ProjectableDual, LossWeighted):
                                 weights=alpha, minlength=self.queries_with_pairs.size)
         return np.r_[alpha, np.maximum(1.0 - per_block, 0.0)]
 
+    def as_ranksvm(self) -> RankSVM:
+        r"""RankMM-1 as the hinge RankSVM it is: the same objective, term by term.
+
+        The average loss (Sect. 3.1) is :math:`\frac{C}{m} \sum_i \frac{1}{|R_i|}
+        \sum_{(j,k) \in R_i} [(y_j - y_k) - w \cdot (x_j - x_k)]_+`: a hinge RankSVM
+        (:class:`~cvxrank.formulations.ranksvm.RankSVM`, Herbrich/Joachims) with the query
+        weight :math:`1/(m |R_i|)` and the margin :math:`y_j - y_k` of the grade pair, so its
+        structured weights let the 1-slack cutting plane and its exact finish
+        (:mod:`cvxrank.solvers.one_slack`) solve RankMM-1 to its exact optimum. ``m`` counts
+        every query, as :meth:`primal_value` does (a query without pairs adds nothing).
+
+        Raises
+        ------
+        ValueError
+            For the ``"max"`` and ``"max_average"`` losses (not sums of pair hinges).
+        """
+        if self.loss != "average":
+            raise ValueError(f"{self.name}: only the average loss (RankMM-1) is a RankSVM")
+        per_query = self.pairs_per_query.astype(np.float64)
+        query_weight = 1.0 / (self.m * np.maximum(per_query, 1.0))
+        return RankSVM(self.data, C=self.C, loss="hinge", query_weight=query_weight,
+                       level_margin=_grade_difference, max_pairs=self._max_pairs)
+
     def primal_value(self, w: np.ndarray) -> float:
         """:math:`P(w) = \\tfrac12 \\|w\\|^2 + \\frac{C}{m} \\sum_i L_i(w)` (no pairs built)."""
         w = np.asarray(w, dtype=np.float64)
@@ -562,3 +586,8 @@ def lower_end_sums(slack: np.ndarray, query: np.ndarray,
         count[docs[low]] = np.bincount(q, weights=up.astype(np.float64),
                                        minlength=n_queries)[q[low]]
     return total, count
+
+
+def _grade_difference(upper: float, lower: float) -> float:
+    """RankMM's margin of a pair of grades (Agarwal & Collins, Sect. 3): their difference."""
+    return upper - lower

@@ -20,8 +20,11 @@ For each fold of the LETOR folder and each RankMM loss (RankMM-1/2/3, Sects. 3.1
 4. **Zero test** (:class:`ZeroTask`): whether w = 0 is optimal for the loss on the fold's
    training data (:mod:`~cvxrank.experiments.agarwal_collins.zero_optimality`; for every C).
 5. **Certified optimum** (:class:`CertifiedTask`), what the paper could not show: the same
-   loss at the selected C solved by :func:`cvxrank.fitting.fit_formulation` (``"auto"``)
-   to a certified relative gap of ``CERTIFIED_TOL``, evaluated the same way; if that solver
+   loss at the selected C solved by :func:`cvxrank.fitting.fit_formulation` (``"auto"``;
+   RankMM-1 as the hinge RankSVM it is, :meth:`~cvxrank.formulations.rankmm.RankMM.as_ranksvm`,
+   by the 1-slack, whose exact finish reaches the optimum itself) to a certified relative
+   gap of ``CERTIFIED_TOL`` and on until its reported measures are certified, evaluated the
+   same way; if that solver
    fails where the zero test proved w = 0 optimal, the optimum is w = 0 and is reported so
    (with the solver's message). **A w = 0 model scores every document alike**, so its
    measures are those of LETOR's tie rule (file order, ``letor3``), not of a learned
@@ -212,9 +215,12 @@ class CertifiedTask:
         target = EvaluationTarget(tuple(self.source.load(s) for s in ("vali", "test")),
                                   reported_measures(K), PRESET)
         d = train.n_features
+        fitted, solver = formulation, self.solver
+        if self.loss == "average" and self.solver == "auto":  # the 1-slack's exact finish
+            fitted, solver = formulation.as_ranksvm(), "1-slack"
         start = time.perf_counter()
         try:
-            run = fit_formulation(formulation, self.solver, tol=self.tol,
+            run = fit_formulation(fitted, solver, tol=self.tol,
                                   time_budget=self.time_budget, certify=target)
             reason = "" if run.converged else f"{run.solver}: {run.message}"
         except (CvxrankError, ValueError, MemoryError) as exc:  # a refused problem
@@ -233,7 +239,7 @@ class CertifiedTask:
         return CertifiedResult(self, _evaluate(self.source, run.w, d), run.objective,
                                run.relative_gap, run.solver, run.n_iter, elapsed,
                                float(np.linalg.norm(run.w[:d])), note=run.message,
-                               certified=target.report(formulation, run)[1])
+                               certified=target.report(fitted, run)[1])
 
 
 @dataclass(frozen=True)
