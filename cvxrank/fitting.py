@@ -32,6 +32,7 @@ from cvxrank.trace import (
     certified_radius,
     interruptible,
 )
+from cvxrank.zero_certificate import certify_zero
 
 #: CVXPY solvers that ``fit`` accepts by (lower-case) name.
 CVXPY_SOLVERS = ("clarabel", "ecos", "osqp", "scs")
@@ -183,12 +184,28 @@ def fit_formulation(
                                 callback=callback, until=until)
         with interruptible():
             run = solve(formulation, options, **solver_options)
+        run = exact_zero(formulation, run)
     if not isinstance(formulation, Formulation):
         return run
     note = zero_model_note(formulation, run.w, tol if tol is not None else
                            tolerances.FAST_SOLVER_GAP)
     return run.replace(message=f"{run.message}; {note}" if note else run.message,
                        info={"zero_model": bool(note)})
+
+
+def exact_zero(formulation: Objective, run: Run) -> Run:
+    """``run`` with model radius 0 when it returned w = 0 and
+    :func:`cvxrank.zero_certificate.certify_zero` proves 0 the exact optimum (formulations
+    with a separation oracle; a cutting plane's pieces, ``info["cuts"]``, seed it): then
+    every measure of the zero model is the optimum's. Otherwise ``run`` unchanged."""
+    if (np.any(run.w) or run.w_radius == 0.0 or not run.converged
+            or "separation_oracle" not in formulation.capabilities):
+        return run
+    zero = certify_zero(formulation, cuts=run.info.get("cuts"))
+    if not zero.proven:
+        return run
+    return run.replace(w_radius=0.0, message=f"{run.message}; {zero.reason}",
+                       info={"zero_certificate": zero})
 
 
 def meaningful_C(formulation: Formulation, tol: float) -> float | None:

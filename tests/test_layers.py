@@ -18,8 +18,8 @@ for the package's ``__init__`` only: a new top-level module must be placed).
 2. **data**: ``data`` and the package ``cvxrank`` itself (its top-level names are data's).
 3. **numerics**: ``metrics``, ``sets``, ``l1inf_kernels``, ``kernel``, ``cuts``.
 4. **model**: ``formulations``, ``oracles``, ``capabilities``, ``trace``.
-5. **certificates**: ``reference`` (the certified CVXPY optimum), ``validate``; below the
-   solvers, which certify against references.
+5. **certificates**: ``reference`` (the certified CVXPY optimum), ``validate``, ``certify``,
+   ``zero_certificate``; below the solvers, which certify against references.
 6. **solvers**: ``solvers``, ``baselines``.
 7. **registry**: ``registry``, ``instances``.
 8. **verification and fitting**: ``verification``, ``fitting``.
@@ -53,7 +53,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cvxrank.cuts"),
     ("cvxrank.formulations", "cvxrank.oracles", "cvxrank.capabilities", "cvxrank.trace",
      "cvxrank.measure_certificate"),
-    ("cvxrank.reference", "cvxrank.validate", "cvxrank.certify"),
+    ("cvxrank.reference", "cvxrank.validate", "cvxrank.certify", "cvxrank.zero_certificate"),
     ("cvxrank.solvers", "cvxrank.baselines"),
     ("cvxrank.registry", "cvxrank.instances"),
     ("cvxrank.verification", "cvxrank.fitting"),

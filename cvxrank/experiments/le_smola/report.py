@@ -39,9 +39,9 @@ def le_smola_markdown(result: LeSmolaResult) -> str:
     lines += ["", "Every measure above is certified: the exact optimum's on every test query "
               "of every fold (cvxrank.certify)." if not uncertified else
               f"{UNCERTIFIED_MARK}: not certified as the optimum's (test queries, summed over "
-              f"the folds): {', '.join(uncertified)}. At w = 0 every score ties, so no ball "
-              "around the optimum fixes an order: such a model's measures are those of the "
-              "tie rule, not certified."]
+              f"the folds): {', '.join(uncertified)}: the model radius is not below those "
+              "queries' score gaps (a zero model needs w = 0 proven the exact optimum, "
+              "cvxrank.zero_certificate)."]
     lines += ["", "Table 2 style (selected fits, fold means): support vectors = cuts with a "
               "nonzero multiplier at the end (n-slack: working set after pruning); iterations "
               "= column-generation iterations; master = share of the solver's time in the "
@@ -54,13 +54,17 @@ def le_smola_markdown(result: LeSmolaResult) -> str:
                      f"{s['time']:.2f}", f"{s['zero_model_folds']}/{len(m.folds)}"])
     lines.append(markdown_table(["method", "support vectors", "cuts added", "iterations",
                                  "master", "solver s", "folds with w = 0"], rows))
-    zero = [m.spec.label for m in result.methods
-            if m.mean_stats()["zero_model_folds"] == len(m.folds)]
-    if zero:
-        lines += ["", f"{', '.join(zero)}: the certified optimum is w = 0 on every fold (for "
-                  "every C: 0 is a subgradient of the summed loss at 0), so the test measures "
-                  "are those of the zero model (all scores tied, letor3's tie rule: file "
-                  "order)."]
+    zero = [m for m in result.methods if m.mean_stats()["zero_model_folds"] == len(m.folds)]
+    proven = [m.spec.label for m in zero if all(c["certified"] for c in m.certified().values())]
+    if proven:
+        lines += ["", f"{', '.join(proven)}: the optimum is exactly w = 0 on every fold, for "
+                  "every C (proven: 0 lies inside the subdifferential of the summed loss at 0 "
+                  "with a margin, cvxrank.zero_certificate), so the test measures are the zero "
+                  "model's (all scores tied, letor3's tie rule: file order)."]
+    unproven = [m.spec.label for m in zero if m.spec.label not in proven]
+    if unproven:
+        lines += ["", f"{', '.join(unproven)}: the fits returned w = 0 on every fold, not "
+                  "proven the exact optimum: their measures are the tie rule's."]
     lines.append(f"\n{len(result.methods)} methods, {result.elapsed:.1f} s of tasks "
                  f"(backend {result.backend})")
     return "\n".join(lines) + "\n"
