@@ -17,6 +17,7 @@ import pytest
 import scipy.sparse as sp
 from toolbox import install_clock
 
+from cvxrank.certify import radius_rule
 from cvxrank.cli.main import main
 from cvxrank.data import RankingData, make_synthetic, read_svmlight
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
@@ -124,3 +125,39 @@ def test_fit_reaches_the_optimum_on_ohsumed_vali(shared_data, capsys, loss: str)
     p, d, infeasible = certificate(f, run)
     assert infeasible <= FEASIBILITY and (p - d) <= FAST_SOLVER_GAP * p
     assert abs(out["objective"] - p) <= FAST_SOLVER_GAP * p
+
+
+@pytest.mark.parametrize("loss", RANKMM_LOSSES)
+@pytest.mark.parametrize("C", [10.0, 1000.0])
+def test_master_finish_closes_the_gap_to_rounding(loss: str, C: float) -> None:
+    """Asked for a model radius the CVXPY master cannot give, the exact finish solves the
+    restricted master exactly: the gap falls to rounding, the objective is the certified
+    optimum's and the returned dual point carries the bound."""
+    f = RankMM(synthetic(7), C=C, loss=loss)
+    ref = solve_reference(f)
+    until = radius_rule(f, 0.0)  # never met: on to the rounding floor
+    run = solve_cutting_plane(f, until=until)
+    assert run.converged and run.info["finishes"] >= 1
+    p, d, infeasible = certificate(f, run)
+    assert infeasible <= FEASIBILITY
+    assert p - d <= 1e-12 * p and relative_gap(p, ref.p_star) <= 1e-8
+    without = solve_cutting_plane(f, until=until, finish=False)  # the CVXPY master alone
+    assert without.info["finishes"] == 0 and without.relative_gap > 1e-11
+    assert run.w_radius <= without.w_radius / 30
+
+
+def test_gap_by_block_is_the_gap() -> None:
+    """Away from the optimum (no cancellation) the blockwise sum is P(w) - D(lambda)."""
+    f = RankMM(synthetic(8), C=5.0, loss="max")
+    run = solve_cutting_plane(f, tol=1e-3, finish=False)
+    cuts = run.info["cuts"]
+    working = cutting_plane.WorkingSet(f.data.n_features)
+    working.add(np.array(cuts.offset), np.array(cuts.gradient), np.array(cuts.block),
+                [None] * cuts.offset.size)
+    kappa = f.C / f.m
+    lam = np.array(cuts.multiplier)
+    w = working.w(lam)
+    loss = f.separation_oracle(w).loss
+    direct = 0.5 * (w @ w) + kappa * loss.sum() - working.dual_value(lam)
+    got = cutting_plane.gap_by_block(working, lam, w, loss, kappa)
+    assert got == pytest.approx(direct, rel=1e-9, abs=1e-14) and got > 0

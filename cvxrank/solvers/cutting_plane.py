@@ -87,6 +87,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.optimize
 
 from cvxrank import tolerances
 from cvxrank.capabilities import require, solver
@@ -110,6 +111,11 @@ SHARPEN = 1e-2
 #: last try.
 FINISH_GAP_FACTOR = 10.0
 
+#: The master finish's multipliers must reproduce its point to this relative residual (and
+#: no cut may exceed its block's slack by more), in at most this many active-set steps.
+RESIDUAL = 1e-12
+REFINE_STEPS = 10
+
 #: The pair weights of a piece (indices and values), or None for pieces that are not pair
 #: weightings.
 Support = tuple[np.ndarray, np.ndarray] | None
@@ -123,6 +129,7 @@ class Polished:
     w: np.ndarray
     primal: float
     dual: float
+    lam: np.ndarray | None = None  # the working set's multipliers of ``dual`` (master finish)
 
 
 #: An exact finish: ``finish(w, radius)`` from the best point and its certified radius, a
@@ -492,6 +499,7 @@ def run_cutting_plane(
     prune_after: int | None = None,
     master_solver: str = "CLARABEL",
     finish: Finish | None = None,
+    exact_master: bool = False,
     dual_map: Callable[[np.ndarray, list[Support]], np.ndarray] | None = None,
 ) -> Run:
     r"""The cutting-plane loop both solvers run (module docstring).
@@ -521,9 +529,13 @@ def run_cutting_plane(
         CVXPY solver of ``master="cvxpy"``.
     finish : callable or None
         An exact finish (:data:`Finish`), tried when the tolerance is met but the ``until``
-        rule is not, again each time the gap has fallen by :data:`FINISH_GAP_FACTOR`; its
+        rule is not, again each time the gap has fallen by :data:`FINISH_GAP_FACTOR` and
+        when the oracle finds nothing violated (the working set is then final); its
         point and bound replace the run's when better, and are recorded as a row of their
         own (same iteration).
+    exact_master : bool
+        Use :func:`master_finish` (the restricted master solved exactly) as the exact
+        finish (several blocks; instead of ``finish``).
     dual_map : callable or None
         ``dual_map(lam, supports)``: the formulation's dual point of the best bound's
         multipliers and their cuts' pair weights (the run's ``alpha``; None without).
@@ -547,6 +559,8 @@ def run_cutting_plane(
     one_block = master == "active-set"
     working = WorkingSet(formulation.data.n_features, gram=one_block,
                          zero_cut=kappa if one_block else None)
+    if exact_master:
+        finish = master_finish(working, n_blocks, kappa, oracle)
     w = np.zeros(formulation.data.n_features)
     best = _Best(w=w, primal=math.inf)
     xi = np.zeros(n_blocks)
@@ -573,9 +587,12 @@ def run_cutting_plane(
         if not rec.record(k, w=best.w, values=(best.primal, best.dual),
                           extra={"cuts": working.n_cuts, **step}):
             break
-        if finish is not None and rec.tol_met and best.primal - best.dual <= next_finish:
+        if finish is not None and rec.tol_met and (best.primal - best.dual <= next_finish
+                                                   or violated.size == 0):  # or a last try
             next_finish = (best.primal - best.dual) / FINISH_GAP_FACTOR
-            elapsed = _polish(best, finish, formulation.strong_convexity)
+            elapsed, lam = _polish(best, finish, formulation.strong_convexity)
+            if lam is not None and dual_map is not None:  # the bound's dual point
+                best.lam, best.supports = lam, list(working.supports)
             finishes += 1
             totals["finish_time"] += elapsed
             if not rec.record(k, w=best.w, values=(best.primal, best.dual),
@@ -619,17 +636,136 @@ def run_cutting_plane(
                       finishes=finishes, **totals)
 
 
-def _polish(best: _Best, finish: Finish, strong_convexity: float) -> float:
+def _polish(best: _Best, finish: Finish,
+            strong_convexity: float) -> tuple[float, np.ndarray | None]:
     """Run an exact finish from the best point and its certified radius; keep its point and
-    bound where better; return its seconds."""
+    bound where better; return its seconds and the multipliers of its bound when it raised
+    the bound (None otherwise)."""
     started = time.perf_counter()
     radius = certified_radius(best.primal - best.dual, strong_convexity)
     polished = finish(best.w, radius)
+    raised = None
     if polished is not None:
         if polished.primal < best.primal:
             best.w, best.primal = polished.w, polished.primal
-        best.dual = max(best.dual, polished.dual)
-    return time.perf_counter() - started
+        if polished.dual > best.dual:
+            best.dual, raised = polished.dual, polished.lam
+    return time.perf_counter() - started, raised
+
+
+def master_finish(working: WorkingSet, n_blocks: int, kappa: float,
+                  oracle: Callable[[np.ndarray], QueryCuts]) -> Finish:
+    r"""The n-slack's exact finish: the restricted master solved exactly.
+
+    An interior-point master (CVXPY) stops at a relative accuracy, and the cutting plane's
+    gap with it; certified measures need a smaller model radius. ``finish(w, radius)``
+    solves the current restricted master by
+    :func:`~cvxrank.solvers.simplex_product_qp.simplex_product_qp` to a zero gap (its
+    primal active set ends at a support that satisfies the KKT conditions, an exact
+    optimum up to rounding) and returns the master's point :math:`G^\top\lambda` with its
+    objective (the oracle's losses) and the bound :math:`D(\lambda)` (module docstring):
+    equal to the objective to rounding once the working set holds the optimum's pieces
+    (the gap summed by block, :func:`gap_by_block`, without the cancellation of two large
+    sides).
+    """
+
+    def finish(w: np.ndarray, radius: float) -> Polished | None:
+        if not len(working):
+            return None
+        _, lam = solve_master_blocks(working, n_blocks, kappa, tol=0.0)
+        lam = _refine_support(working, lam, n_blocks, kappa)
+        w_new = working.w(lam)
+        loss = oracle(w_new).loss
+        primal = float(0.5 * (w_new @ w_new) + kappa * loss.sum())
+        return Polished(w_new, primal, primal - gap_by_block(working, lam, w_new, loss, kappa),
+                        lam=lam)
+
+    return finish
+
+
+def _refine_support(working: WorkingSet, lam: np.ndarray, n_blocks: int,
+                    kappa: float) -> np.ndarray:
+    r"""The master's multipliers made exact on their support, by a few active-set steps.
+
+    With F the cuts of positive multiplier and T the blocks whose multipliers sum to
+    :math:`\kappa` (only there may :math:`\xi_i > 0`), the master's KKT conditions are
+    linear,
+
+    .. math::
+
+        w = G_F^\top \lambda_F, \qquad g_t^\top w + \xi_{i(t)} = c_t \;\; (t \in F), \qquad
+        \sum_{t \in F \cap W_i} \lambda_t = \kappa \;\; (i \in T),
+
+    with :math:`\xi_i = 0` elsewhere: least squares gives w (unique), then nonnegative
+    multipliers that reproduce w and the sums (:func:`scipy.optimize.nnls`, Lawson-Hanson;
+    the support may be degenerate). When there are none, the cuts NNLS leaves at 0 leave F
+    (they were not tight at the optimum); cuts the new w violates join it. The cuts of F are
+    then tight to rounding (sums that rounding puts above :math:`\kappa` are scaled back to
+    it); the given multipliers when no support is found in :data:`REFINE_STEPS` steps.
+    """
+    F = np.flatnonzero(lam > 0)
+    sums = np.bincount(working.block[F], weights=lam[F], minlength=n_blocks)
+    saturated = sums >= kappa * (1.0 - 1e-9)
+    for _ in range(REFINE_STEPS):
+        if F.size == 0:
+            return lam
+        block = working.block[F]
+        T = np.flatnonzero(saturated & (np.bincount(block, minlength=n_blocks) > 0))
+        G = working.gradient[F]
+        d, nF, nT = G.shape[1], F.size, T.size
+        E = (block[None, :] == T[:, None]).astype(np.float64)
+        kkt = np.zeros((d + nF + nT, d + nF + nT))
+        kkt[:d, :d] = np.eye(d)
+        kkt[:d, d:d + nF] = -G.T
+        kkt[d:d + nF, :d] = G
+        kkt[d:d + nF, d + nF:] = E.T
+        kkt[d + nF:, d:d + nF] = E
+        rhs = np.r_[np.zeros(d), working.offset[F], np.full(nT, kappa)]
+        solution = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+        w = solution[:d]
+        xi = np.zeros(n_blocks)
+        xi[T] = solution[d + nF:]
+        violated = np.flatnonzero(working.offset - working.gradient @ w - xi[working.block]
+                                  > RESIDUAL * (1.0 + np.abs(working.offset)))
+        target = np.r_[w, np.full(nT, kappa)]
+        nonnegative, residual = scipy.optimize.nnls(np.vstack([G.T, E]), target)
+        if violated.size == 0 and residual <= RESIDUAL * float(np.linalg.norm(target)):
+            refined = np.zeros_like(lam)
+            refined[F] = nonnegative
+            totals = np.bincount(working.block, weights=refined, minlength=n_blocks)
+            return refined * (kappa / np.maximum(totals, kappa))[working.block]
+        keep = F[nonnegative > 0]
+        if keep.size == F.size and violated.size == 0:
+            return lam
+        F = np.union1d(keep, violated)
+    return lam
+
+
+def gap_by_block(working: WorkingSet, lam: np.ndarray, w: np.ndarray, loss: np.ndarray,
+                 kappa: float) -> float:
+    r""":math:`P(w) - D(\lambda)` at :math:`w = G^\top\lambda`, summed by block from small
+    nonnegative terms.
+
+    With :math:`s_t = c_t - g_t^\top w` (each cut's value at w, at most its block's loss
+    :math:`L_i(w)`) and :math:`\|w\|^2 = \sum_t \lambda_t g_t^\top w`,
+
+    .. math::
+
+        P(w) - D(\lambda) = \sum_i \Big[\Big(\kappa - \sum_{t \in W_i} \lambda_t\Big) L_i(w)
+        + \sum_{t \in W_i} \lambda_t \big(L_i(w) - s_t\big)\Big],
+
+    every term nonnegative for a feasible :math:`\lambda`: at an optimum they vanish one by
+    one (a cut the oracle returns again gives :math:`L_i(w) - s_t = 0` exactly), where
+    :math:`P(w)` and :math:`D(\lambda)` computed apart would leave the rounding of each, a
+    gap of some ulps of :math:`p^*` and a model radius of its square root. Terms that
+    rounding makes negative count as 0 (the sum only grows).
+    """
+    block = working.block
+    values = working.offset - working.gradient @ w
+    free = kappa - np.bincount(block, weights=lam, minlength=loss.size)
+    terms = np.maximum(free * loss, 0.0).sum() + np.maximum(lam * (loss[block] - values),
+                                                             0.0).sum()
+    return float(terms)
 
 
 def _no_cut_left(tol_met: bool, gap: float) -> tuple[Status, str]:
@@ -665,6 +801,7 @@ def solve_cutting_plane(
     master_solver: str = "CLARABEL",
     prune_after: int = 20,
     master: str = "cvxpy",
+    finish: bool = True,
 ) -> Run:
     r"""n-slack cutting planes on a query-level polyhedral loss, stopping on a certified gap.
 
@@ -691,6 +828,9 @@ def solve_cutting_plane(
         (:func:`solve_master_blocks`, from the interior point's start at every iteration).
     prune_after : int
         Drop a piece after this many consecutive master solves with a zero multiplier.
+    finish : bool
+        Try the exact finish (:func:`master_finish`) once the tolerance is met while an
+        ``until`` rule (certified measures, a model radius) still asks for more.
 
     Returns
     -------
@@ -712,4 +852,5 @@ def solve_cutting_plane(
     return run_cutting_plane(f, options, f.separation_oracle,
                              n_blocks=int(f.queries_with_pairs.size), kappa=float(f.C) / f.m,
                              master=master, name="cutting-plane", prune_after=prune_after,
-                             master_solver=master_solver, dual_map=dual_map)
+                             master_solver=master_solver, exact_master=finish,
+                             dual_map=dual_map)
