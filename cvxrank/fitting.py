@@ -32,7 +32,6 @@ from cvxrank.trace import (
     certified_radius,
     interruptible,
 )
-from cvxrank.zero_certificate import certify_zero
 
 #: CVXPY solvers that ``fit`` accepts by (lower-case) name.
 CVXPY_SOLVERS = ("clarabel", "ecos", "osqp", "scs")
@@ -201,6 +200,8 @@ def exact_zero(formulation: Objective, run: Run) -> Run:
     if (np.any(run.w) or run.w_radius == 0.0 or not run.converged
             or "separation_oracle" not in formulation.capabilities):
         return run
+    from cvxrank.zero_certificate import certify_zero  # CVXPY's LP: imported when needed
+
     zero = certify_zero(formulation, cuts=run.info.get("cuts"))
     if not zero.proven:
         return run

@@ -479,15 +479,18 @@ class TraceRecorder:
         return False
 
     def _until_holds(self, k: int, w: np.ndarray, radius: float, gap: float,
-                     p: float) -> bool:
+                     p: float, *, from_gap: bool) -> bool:
         """The :attr:`SolverOptions.until` rule, checked only once the gap has fallen by
         :data:`cvxrank.tolerances.UNTIL_GAP_FACTOR` since its last failure (each check is
         an evaluation-set pass); True at rounding level, where more iterations cannot
-        tighten the certificate, and once the iterations since the tolerance was first met
-        exceed their budget (:data:`cvxrank.tolerances.UNTIL_EXTRA_ITERATIONS`: a
-        certificate that stalls, e.g. at a cutting plane's master accuracy)."""
+        tighten the certificate (a gap at :data:`cvxrank.tolerances.GAP_FLOOR` when the
+        radius is the gap's, ``from_gap``; a gradient's radius may still shrink), and once
+        the iterations since the tolerance was first met exceed their budget
+        (:data:`cvxrank.tolerances.UNTIL_EXTRA_ITERATIONS`: a certificate that stalls, e.g.
+        at a cutting plane's master accuracy)."""
         until = self.options.until
-        if until is None or radius == 0.0 or within(gap, p, tolerances.GAP_FLOOR):
+        if until is None or radius == 0.0 or (from_gap and within(gap, p,
+                                                                   tolerances.GAP_FLOOR)):
             return True
         if self._until_deadline is None:
             self._until_deadline = k + max(tolerances.UNTIL_EXTRA_ITERATIONS[0],
@@ -561,9 +564,12 @@ class TraceRecorder:
             gap = p - d
             broken = _broken_certificate(p, d, f.gap_floor)
             r = certified_radius(gap, self._strong) if not broken else math.inf
+            from_gap = True
             if radius is not None and math.isfinite(radius):
-                r = min(r, float(radius) / max(self._strong, np.finfo(float).tiny)
-                        if self._strong > 0 else math.inf)
+                given = (float(radius) / max(self._strong, np.finfo(float).tiny)
+                         if self._strong > 0 else math.inf)
+                from_gap = r <= given
+                r = min(r, given)
             # never the zero model while the certificate leaves a gap (see tolerances)
             # tol = 0 never stops on the gap (the solver makes its max_iter iterations: a
             # gap <= 0 would be rounding's decision); never the zero model while the
@@ -578,7 +584,7 @@ class TraceRecorder:
             self._last = (w, gap, r)
             if due or met:
                 self.trace.append(k, self._elapsed, p, d, step, extra, radius=r)
-            if met and not self._until_holds(k, w, r, gap, p):
+            if met and not self._until_holds(k, w, r, gap, p, from_gap=from_gap):
                 met = False  # the tolerance holds, the stopping rule not yet: go on
         go_on = True
         if met:
