@@ -484,7 +484,8 @@ class TraceRecorder:
         :data:`cvxrank.tolerances.UNTIL_GAP_FACTOR` since its last failure (each check is
         an evaluation-set pass); True at rounding level, where more iterations cannot
         tighten the certificate (a gap at :data:`cvxrank.tolerances.GAP_FLOOR` when the
-        radius is the gap's, ``from_gap``; a gradient's radius may still shrink), and once
+        radius comes from the gap alone, ``from_gap``; a solver's own radius, a gradient
+        norm, still shrinks below the gap's at rounding), and once
         the iterations since the tolerance was first met exceed their budget
         (:data:`cvxrank.tolerances.UNTIL_EXTRA_ITERATIONS`: a certificate that stalls, e.g.
         at a cutting plane's master accuracy)."""
@@ -566,10 +567,9 @@ class TraceRecorder:
             r = certified_radius(gap, self._strong) if not broken else math.inf
             from_gap = True
             if radius is not None and math.isfinite(radius):
-                given = (float(radius) / max(self._strong, np.finfo(float).tiny)
-                         if self._strong > 0 else math.inf)
-                from_gap = r <= given
-                r = min(r, given)
+                from_gap = False
+                r = min(r, float(radius) / max(self._strong, np.finfo(float).tiny)
+                        if self._strong > 0 else math.inf)
             # never the zero model while the certificate leaves a gap (see tolerances)
             # tol = 0 never stops on the gap (the solver makes its max_iter iterations: a
             # gap <= 0 would be rounding's decision); never the zero model while the
