@@ -42,6 +42,26 @@ def _first_nonfinite(values: np.ndarray) -> int | None:
     return int(bad[0]) if bad.size else None
 
 
+def squared_distances(X: Matrix, centre: np.ndarray) -> np.ndarray:
+    """Squared distance of each row of X to the matching row of ``centre`` (or to its one
+    row), for dense or sparse X (no dense copy of a sparse X)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        cross = (np.asarray(X @ centre[0]).ravel() if centre.shape[0] == 1
+                 else np.asarray(X.multiply(centre).sum(axis=1)).ravel())
+        return squares - 2.0 * cross + np.einsum("ij,ij->i", centre, centre)
+    diff = np.asarray(X) - centre
+    return np.einsum("ij,ij->i", diff, diff)
+
+
+def largest_distance_to_mean(X: Matrix) -> float:
+    r""":math:`\max_j \|x_j - \bar x\|` over the rows of X (twice it bounds the distance
+    between any two rows)."""
+    centre = np.asarray(X.mean(axis=0)).reshape(1, -1)
+    return float(np.sqrt(max(float(np.max(squared_distances(X, centre), initial=0.0)), 0.0)))
+
+
 def row_scores(X: Matrix, w: np.ndarray) -> np.ndarray:
     """The scores ``X @ w``, computed row by row, so that equal rows get equal scores.
 

@@ -70,7 +70,7 @@ import scipy.sparse as sp
 
 from cvxrank.cuts import QueryCuts
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
-from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.ranking_data import RankingData, largest_distance_to_mean
 from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.methods import RANKMM_LOSSES
@@ -418,16 +418,8 @@ class RankMM(ProjectableDual, LossWeighted):
         is at most the longest pair difference of its query) and the losses :math:`L_i(0)`
         of the queries with pairs."""
         ptr, X = self.data.query_ptr, self._X
-        R = 0.0
-        for q in self.queries_with_pairs:
-            rows = X[ptr[q]:ptr[q + 1]]
-            centre = np.asarray(rows.mean(axis=0)).ravel()
-            if sp.issparse(rows):
-                sq = np.asarray(rows.multiply(rows).sum(axis=1)).ravel()
-                dist = sq - 2.0 * np.asarray(rows @ centre).ravel() + centre @ centre
-            else:
-                dist = np.einsum("ij,ij->i", rows - centre, rows - centre)
-            R = max(R, 2.0 * float(np.sqrt(max(float(np.max(dist)), 0.0))))
+        R = max(2.0 * largest_distance_to_mean(X[ptr[q]:ptr[q + 1]])
+                for q in self.queries_with_pairs)
         losses = self.query_losses(np.zeros(self.data.n_features))[self.queries_with_pairs]
         return self.C / self.m, R, losses
 

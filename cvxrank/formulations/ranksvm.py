@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
-from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.ranking_data import RankingData, largest_distance_to_mean, squared_distances
 from cvxrank.formulations.base import (
     LossWeighted,
     ProjectableDual,
@@ -676,7 +676,7 @@ class RankSVM(PairwiseSVM):
         mean = sp.csr_matrix((1.0 / np.diff(b.ptr)[b.block], (b.block, np.arange(b.doc.size))),
                              shape=(b.ptr.size - 1, b.doc.size)) @ rows
         mean = np.asarray(mean.toarray() if sp.issparse(mean) else mean)
-        return np.sqrt(np.maximum(_row_sq_distance(rows, mean[b.block]), 0.0))
+        return np.sqrt(np.maximum(squared_distances(rows, mean[b.block]), 0.0))
 
     def _sorted_window(self, s: np.ndarray, radii: list[float], max_pairs: int
                        ) -> tuple[Any, ...] | None:
@@ -731,9 +731,7 @@ class RankSVM(PairwiseSVM):
         :math:`|t_k| \le r D` with D twice the largest distance to the documents' mean."""
         P = self.pairs
         X = self._X
-        centre = np.asarray(X.mean(axis=0)).ravel()
-        spread = 2.0 * float(np.sqrt(np.max(_row_sq_distance(X, centre[None, :]),
-                                            initial=0.0)))
+        spread = 2.0 * largest_distance_to_mean(X)
         t = s[P.upper] - s[P.lower] - self.margin
         for radius in radii:
             inside = np.abs(t) <= radius * spread
@@ -768,19 +766,6 @@ class RankSVM(PairwiseSVM):
         if self.loss != "hinge":
             lipschitz += 1.0 / (2.0 * self.C * float(self.pair_weight.min()))
         return lipschitz
-
-
-def _row_sq_distance(X: np.ndarray | sp.spmatrix, centre: np.ndarray) -> np.ndarray:
-    """Squared distance of each row of X to the matching row of ``centre`` (or to its one
-    row), for dense or sparse X."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        cross = (np.asarray(X @ centre[0]).ravel() if centre.shape[0] == 1
-                 else np.asarray(X.multiply(centre).sum(axis=1)).ravel())
-        return squares - 2.0 * cross + np.einsum("ij,ij->i", centre, centre)
-    diff = np.asarray(X) - centre
-    return np.einsum("ij,ij->i", diff, diff)
 
 
 def _per_pair(values: np.ndarray | None, p: int, what: str, *, positive: bool) -> np.ndarray:

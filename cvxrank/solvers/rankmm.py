@@ -167,6 +167,7 @@ import scipy.sparse as sp
 
 from cvxrank import tolerances
 from cvxrank.capabilities import solver
+from cvxrank.data.ranking_data import largest_distance_to_mean
 from cvxrank.errors import CapabilityError
 from cvxrank.formulations.base import squared_operator_norm
 from cvxrank.sets import Box, L1InfLayout
@@ -274,16 +275,8 @@ class QueryBlocks:
         r""":math:`\max_i (2 \max_j \|x_j - \bar x_i\|)^2`, a bound on the largest squared
         distance between two documents of one query; cached."""
         if "diameter" not in self._cache:
-            best = 0.0
-            for Xb in self.features():
-                centre = np.asarray(Xb.mean(axis=0)).ravel()
-                if sp.issparse(Xb):
-                    sq = np.asarray(Xb.multiply(Xb).sum(axis=1)).ravel()
-                    dist = sq - 2.0 * np.asarray(Xb @ centre).ravel() + centre @ centre
-                else:
-                    dist = np.einsum("ij,ij->i", Xb - centre, Xb - centre)
-                best = max(best, 4.0 * float(np.max(dist)))
-            self._cache["diameter"] = best
+            self._cache["diameter"] = max(
+                (2.0 * largest_distance_to_mean(Xb)) ** 2 for Xb in self.features())
         return self._cache["diameter"]
 
 
