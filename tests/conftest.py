@@ -1,7 +1,11 @@
-"""Shared fixtures.
+"""Shared fixtures and settings.
 
 ``shared_data`` is the folder of real ranking data (``../shared/data`` beside the project
 root, see its README.md); tests that read it skip cleanly when it is absent.
+
+Property tests draw their examples from a seed fixed per test (Hypothesis's
+``derandomize``): every run of the suite, on any clone, tests the same examples, so a
+result never depends on the draw of the day (a fresh clone has no example database).
 """
 
 from __future__ import annotations
@@ -9,6 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("deterministic", derandomize=True)
+settings.load_profile("deterministic")
 
 #: ``<project>/../shared/data``.
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

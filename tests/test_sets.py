@@ -201,7 +201,10 @@ def cvxpy_projection(s: ConvexSet, v: np.ndarray) -> np.ndarray:
     constraints = [c.expr / sigma <= 0 if isinstance(c, Inequality) else c.expr / sigma == 0
                    for c in s.constraints(sigma * z)]
     problem = cp.Problem(cp.Minimize(cp.sum_squares(z - v / sigma)), constraints)
-    problem.solve(solver="CLARABEL", **SOLVER_OPTIONS["CLARABEL"])
+    try:
+        problem.solve(solver="CLARABEL", **SOLVER_OPTIONS["CLARABEL"])
+    except cp.SolverError:  # Clarabel gave up on this instance: ECOS, an independent one
+        problem.solve(solver="ECOS", **SOLVER_OPTIONS["ECOS"])
     # optimal_inaccurate happens when S is tiny against sigma (a box of width 1e-10 sigma):
     # the point is then still well within the CLARABEL_POINT comparison
     assert problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE), problem.status
