@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import cvxpy as cp
@@ -102,10 +102,6 @@ class ZeroCertificate:
     oracle_calls: int
     reason: str
 
-    def as_dict(self) -> dict[str, Any]:
-        """Plain values (JSON)."""
-        return asdict(self)
-
 
 def varying_columns(X: Any, query_ptr: np.ndarray) -> np.ndarray:
     """The feature columns not constant within every query (exactly), as indices."""
@@ -141,7 +137,7 @@ class _Pool:
         self.add(np.zeros(zero_piece.size), np.zeros((zero_piece.size, self.d)), zero_piece)
 
     def add(self, offset: np.ndarray, gradient: np.ndarray, block: np.ndarray) -> int:
-        """Keep the largest-offset pieces not yet held; how many were new."""
+        """Keep the largest-offset pieces not yet held; return how many were new."""
         offset = np.asarray(offset, dtype=np.float64)
         block = np.asarray(block, dtype=np.int64)
         ok = (block >= 0) & (block < self.n_blocks)
@@ -157,9 +153,10 @@ class _Pool:
                 new += 1
         return new
 
-    def expose(self, direction: np.ndarray) -> bool:
+    def expose(self, direction: np.ndarray) -> int | None:
         """Add the vertices that ``direction`` (varying coordinates) exposes: the oracle at
-        eps * direction, eps shrunk until every block returns a largest-offset piece."""
+        eps * direction, eps shrunk until every block returns a largest-offset piece;
+        return how many were new, None when eps could not be made small enough."""
         w = np.zeros(self.d)
         unit = direction / np.linalg.norm(direction)
         for _ in range(EPS_TRIES):
@@ -169,10 +166,9 @@ class _Pool:
             offset = np.asarray(cuts.offset, dtype=np.float64)
             positive = self.largest > 0  # elsewhere the zero piece may win: no check
             if np.all(offset[positive] >= (self.largest - self.slack)[positive]):
-                self.add(offset, cuts.gradient, np.arange(self.n_blocks))
-                return True
+                return self.add(offset, cuts.gradient, np.arange(self.n_blocks))
             self.eps *= EPS_SHRINK
-        return False
+        return None
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         return np.asarray(self.vertices), np.asarray(self.blocks)
@@ -268,11 +264,15 @@ def certify_zero(formulation: Any, *, cuts: Any = None,
                                 f"C: 0 is inside the subdifferential at 0 with margin "
                                 f"{rho:.3g} ({pool.calls} oracle calls, {len(V)} vertices)")
             thin = _least_spread(V)  # inside, but too thin to tell: widen the pool there
-            if not (pool.expose(thin) | pool.expose(-thin)):
+            widened = [pool.expose(thin), pool.expose(-thin)]
+            if not any(widened):  # nothing new (or no exact support): stuck
                 break
             continue
         p = _min_norm(V, block, pool.n_blocks)
-        if not np.linalg.norm(p) > 0 or not pool.expose(-p):
+        if not np.linalg.norm(p) > 0:
+            break
+        new = pool.expose(-p)  # each block's vertex of least p . v over its subdifferential
+        if new is None:  # no exact support at -p: nothing to conclude from p
             break
         V, block = pool.arrays()
         lowest = float(_block_min(V, block, p, pool.n_blocks).sum())  # min over S of p . s
@@ -280,6 +280,8 @@ def certify_zero(formulation: Any, *, cuts: Any = None,
             return _outcome(pool, False, True, math.nan, "w = 0 is not optimal: a direction "
                             f"of descent at 0 (every subgradient s has p . s >= {lowest:.3g} "
                             "> 0), at every C")
+        if new == 0:
+            break
     return _outcome(pool, False, False, math.nan, "not proven: 0 was not shown to be inside "
                     f"the subdifferential at 0 with margin ({pool.calls} oracle calls)")
 
