@@ -248,3 +248,38 @@ def test_registry_prsvm_entries_pass_quick_instance(entry) -> None:
     assert outcome.passed, outcome.summary()
     assert abs(outcome.validation.rel_gap) <= NEWTON_GAP
     assert outcome.validation.n_iter <= MAX_NEWTON_ITER
+
+
+def test_an_until_rule_tightens_the_newton_systems() -> None:
+    """With an until rule the CG systems are solved to the quadratic forcing term until the
+    tolerance is met: more CG work, and the step that meets the tolerance lands deeper than
+    the plain run's last."""
+    from cvxrank.solvers.newton import solve_prsvm_plus
+
+    data = make_synthetic(n_queries=20, docs_per_query=15, n_features=8, noise=0.5, seed=3)
+    plain = solve_prsvm_plus(RankSVM(data, C=1.0, loss="squared_hinge"))
+    ruled = solve_prsvm_plus(RankSVM(data, C=1.0, loss="squared_hinge"),
+                             until=lambda w, radius: False)  # never satisfied
+    assert plain.converged and ruled.converged
+    k = len(plain.info["cg_iterations"])
+    assert sum(ruled.info["cg_iterations"][:k]) > sum(plain.info["cg_iterations"])
+    gaps = (np.asarray(ruled.trace.primal) - np.asarray(ruled.trace.dual)) / np.asarray(
+        ruled.trace.primal)
+    first = int(np.flatnonzero(gaps <= 1e-8)[0])  # the record that met the tolerance
+    assert ruled.trace.radius[first] < plain.trace.radius[-1] / 100
+
+
+@pytest.mark.parametrize("gradient_radius", [True, False])
+def test_gap_floor_stops_an_until_rule_only_for_the_gap_radius(gradient_radius: bool) -> None:
+    """At a gap of rounding level more iterations cannot shrink the gap's radius, but a
+    gradient's radius still shrinks: the recorder goes on for the latter."""
+    from cvxrank.trace import SolverOptions, TraceRecorder
+
+    f = RankSVM(make_synthetic(n_queries=4, docs_per_query=6, n_features=3, seed=0), C=1.0,
+                loss="squared_hinge")
+    rec = TraceRecorder(f, SolverOptions(tol=1e-8, max_iter=100,
+                                         until=lambda w, radius: False))
+    w = np.ones(f.data.n_features)
+    go_on = rec.record(3, w=w, values=(1.0, 1.0 - 1e-15),
+                       radius=1e-9 if gradient_radius else None)
+    assert go_on == gradient_radius
