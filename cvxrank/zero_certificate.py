@@ -174,11 +174,16 @@ class _Pool:
         return np.asarray(self.vertices), np.asarray(self.blocks)
 
 
+def _indicator(block: np.ndarray, n_blocks: int) -> sp.csr_matrix:
+    """The blocks x vertices matrix of ones: row i sums the multipliers of block i."""
+    return sp.csr_matrix((np.ones(block.size), (block, np.arange(block.size))),
+                         shape=(n_blocks, block.size))
+
+
 def _interior(V: np.ndarray, block: np.ndarray, n_blocks: int) -> np.ndarray | None:
     """The LP of step 2: lambda with the largest smallest entry (None: infeasible or t <= 0)."""
     lam, t = cp.Variable(V.shape[0]), cp.Variable()
-    E = sp.csr_matrix((np.ones(block.size), (block, np.arange(block.size))),
-                      shape=(n_blocks, block.size))
+    E = _indicator(block, n_blocks)
     problem = cp.Problem(cp.Maximize(t), [V.T @ lam == 0, E @ lam == 1, lam >= t, t <= 1])
     try:
         _solve(problem)
@@ -192,8 +197,7 @@ def _interior(V: np.ndarray, block: np.ndarray, n_blocks: int) -> np.ndarray | N
 def _min_norm(V: np.ndarray, block: np.ndarray, n_blocks: int) -> np.ndarray:
     """The minimum-norm point of the sum over blocks of the pool's hulls (a QP)."""
     lam = cp.Variable(V.shape[0], nonneg=True)
-    E = sp.csr_matrix((np.ones(block.size), (block, np.arange(block.size))),
-                      shape=(n_blocks, block.size))
+    E = _indicator(block, n_blocks)
     problem = cp.Problem(cp.Minimize(cp.sum_squares(V.T @ lam)), [E @ lam == 1])
     _solve(problem)  # any p will do: the oracle's exact support at -p decides
     return V.T @ np.clip(np.asarray(lam.value, dtype=np.float64), 0.0, None)
@@ -211,8 +215,7 @@ def _margin(V: np.ndarray, block: np.ndarray, n_blocks: int,
             lam: np.ndarray) -> float:
     """Step 3's radius rho, in numpy."""
     lam = np.clip(lam, 0.0, None)
-    E = np.zeros((n_blocks, block.size))
-    E[block, np.arange(block.size)] = 1.0
+    E = _indicator(block, n_blocks).toarray()
     lam = lam / (E @ lam)[block]  # exactly one per block
     residual = float(np.linalg.norm(V.T @ lam))
     M = np.vstack([V.T, E])
