@@ -165,6 +165,14 @@ def progress_lines(args: argparse.Namespace) -> Callable[[str], None] | None:
     return lambda line: print(line, file=sys.stderr, flush=True)
 
 
+def add_force_flag(parser: argparse.ArgumentParser) -> None:
+    """``--force``: the output folder may replace files that cvxrank did not write
+    (:class:`cvxrank.output_files.OutputDir`)."""
+    parser.add_argument("--force", action="store_true",
+                        help="replace existing files in the output folder that cvxrank did "
+                        "not write (never an input file)")
+
+
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     """Add the ``--json`` flag every subcommand has."""
     parser.add_argument(

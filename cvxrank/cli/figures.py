@@ -2,8 +2,8 @@
 
 Usage::
 
-    cvxrank figures [--out figures] [--quick] [--only PATTERN] [--reference-solver CLARABEL]
-                    [--json]
+    cvxrank figures [--out figures] [--force] [--quick] [--only PATTERN]
+                    [--reference-solver CLARABEL] [--json]
 
 Runs the same verification as ``cvxrank verify`` (:func:`cvxrank.verification.run_verification`)
 without printing its table, and writes one PNG per (formulation, instance)
@@ -14,6 +14,14 @@ instance, seed, iteration, time, primal, dual, gap, p_star) and ``README.md``, t
 the figures and how to read them (:func:`figures_readme`, generated from the registry and
 the instance sets, so that it cannot go stale). Prints the written paths (``--json``:
 ``{"figures": [...], "index": path, "passed": bool, "failed": [names]}``).
+
+The files are written as ``verify --figures`` writes them (:mod:`cvxrank.output_files`):
+renamed into place once all are written, and an existing file of a name it writes that
+cvxrank did not write is refused before the run (``--force`` replaces it):
+``cvxrank figures --out .`` in a project's root leaves its ``README.md`` alone. A rerun
+replaces the files it wrote, and a ``figures/`` folder written before the manifests (its
+``README.md`` is this command's) is regenerated
+(:func:`cvxrank.cli.verify.written_before_manifests`).
 
 Exit codes: 0; 1 when some pair failed its verification (the figures are still written and
 the failing solvers are marked "(failed)" in the legends; stderr names them as ``verify``
@@ -27,11 +35,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cvxrank.cli.common import add_json_flag, emit_json, progress_lines
+from cvxrank.cli.common import add_force_flag, add_json_flag, emit_json, progress_lines
 from cvxrank.cli.verify import (
     add_verification_options,
+    figure_names,
+    figures_output,
     format_row,
-    prepare_dir,
     report_failures,
     select,
 )
@@ -48,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", metavar="DIR", default="figures",
                         help="output directory (default figures)")
+    add_force_flag(parser)
     add_verification_options(parser)
     add_json_flag(parser)
     parser.set_defaults(func=run_figures)
@@ -59,13 +69,15 @@ def run_figures(args: argparse.Namespace) -> int:
     from cvxrank.verification import run_verification
 
     chosen, instances, ref_solver = select(args)
-    out_dir = prepare_dir(args.out)
+    out = figures_output(args.out, force=args.force, option="--out")
+    out.check([*figure_names(chosen, instances), README])
     lines = progress_lines(args)
     outcomes = run_verification(chosen, instances, ref_solver, progress=None if lines is None
                                 else lambda o, done, total: lines(f"[{done}/{total}] "
                                                                   f"{format_row(o)}"))
-    written = write_figures(outcomes, out_dir)
-    index = write_figures_readme(out_dir)
+    with out.writing() as staging:
+        written = [out.final(p) for p in write_figures(outcomes, staging)]
+        index = out.final(write_figures_readme(staging))
     failed = [o for o in outcomes if not o.passed]
     if args.json:
         emit_json({"figures": [str(p) for p in written], "index": str(index),
@@ -77,6 +89,9 @@ def run_figures(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- README.md
+
+#: The index's file name.
+README = "README.md"
 
 _HEADER = """\
 # figures/
@@ -238,6 +253,6 @@ def figures_readme(entries: Sequence[Any] | None = None,
 
 def write_figures_readme(out_dir: str | Path) -> Path:
     """Write :func:`figures_readme` to ``out_dir/README.md`` and return its path."""
-    path = Path(out_dir) / "README.md"
+    path = Path(out_dir) / README
     path.write_text(figures_readme(), encoding="utf-8")
     return path

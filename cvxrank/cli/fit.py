@@ -44,8 +44,8 @@ measures), ``status``, ``converged``, ``message``, ``gap`` (certified duality ga
 certificate (``gap``, ``w_radius``) and the model's arrays (the weights ``w``; OC SVM adds
 its thresholds and grades, ConeRank writes its basis ``U`` and linear scorer ``v``), after
 the report has been computed (``cvxrank evaluate --model`` scores data with it and says
-which measures are certified). It refuses to write over the training or test file, and
-writes through a temporary file renamed into place.
+which measures are certified). It refuses to write over the training, test or ``--query``
+file, and writes through a temporary file renamed into place (:mod:`cvxrank.output_files`).
 
 Exit codes: 0 when the run converged (or, for a solver without a stopping test such as
 ConeRank's stochastic Alg. 1, made the iterations it was asked for); **3** when it returned
@@ -59,9 +59,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from cvxrank.cli.common import (
@@ -76,6 +74,7 @@ from cvxrank.cli.common import (
 )
 from cvxrank.errors import CvxrankError, UsageError
 from cvxrank.jsonable import to_jsonable
+from cvxrank.output_files import refuse_input, write_text_atomically
 
 #: What the reported ``time`` measures (the JSON key ``clock``).
 CLOCK = ("solver: set-up (pairs, sorted blocks, Lipschitz constant, CVXPY compilation) and "
@@ -209,15 +208,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_fit)
 
 
-def check_output_path(path: str, *inputs: str | None) -> None:
-    """Refuse an output path that is one of the command's input files."""
-    target = Path(path).resolve()
-    for given in inputs:
-        if given is not None and Path(given).exists() and Path(given).resolve() == target:
-            raise UsageError(f"--save-model {path}: that is the input file {given}; "
-                             "choose another path")
-
-
 def run_fit(args: argparse.Namespace) -> int:
     """The ``fit`` subcommand."""
     from cvxrank.certify import EvaluationTarget
@@ -231,7 +221,8 @@ def run_fit(args: argparse.Namespace) -> int:
     params, solver_options = method_parameters(method, args)
     convention = get_preset(args.preset)  # an unknown preset fails before the (long) fit
     if args.save_model:
-        check_output_path(args.save_model, args.train, args.test)
+        refuse_input(args.save_model, (args.train, args.test, args.query),
+                     option="--save-model")
     train, _, _ = load_data(args.train, args.format, args.query)
     test = load_data(args.test, args.format, None)[0] if args.test else None
     # The formulation and fit_formulation directly (what the estimators call), so that a
@@ -297,14 +288,9 @@ def test_report(formulation: Any, run: Any, test: Any, target: Any, convention: 
 
 def write_json_atomically(path: str, document: dict[str, Any]) -> None:
     """Write ``document`` to ``path`` through a temporary file in the same folder, renamed
-    into place only once it is complete (an interrupted write leaves no partial file)."""
-    target = Path(path)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(json.dumps(to_jsonable(document), indent=2) + "\n")
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
+    into place only once it is complete (an interrupted write leaves no partial file;
+    :func:`cvxrank.output_files.write_text_atomically`)."""
+    write_text_atomically(path, json.dumps(to_jsonable(document), indent=2) + "\n")
 
 
 def format_report(report: dict[str, Any]) -> str:

@@ -6,7 +6,7 @@ Usage::
         --param C=v1,v2,... [--param NAME=v1,...] --select map|ndcg@10|...
         [--preset letor3|letor4] [--k 10] [--folds 1,2,...] [--solver auto] [--tol TOL]
         [--max-train-queries N] [--backend sequential|processes|dask] [--workers N]
-        [--scheduler ADDRESS] [--out DIR] [--progress] [--json]
+        [--scheduler ADDRESS] [--out DIR [--force]] [--progress] [--json]
 
 For each fold ``FoldK`` of DIR (all of them unless ``--folds``), the method is trained on
 ``train.txt`` at every point of the grid (the product of the ``--param`` axes), every model
@@ -25,15 +25,18 @@ and measures. A progress bar goes to stderr when it is a terminal (``--progress`
 
 Prints the per-fold table, the mean and the validation measure at every grid point; with
 ``--out DIR`` writes ``grid.md``, ``grid.csv`` (per fold and mean), ``grid-points.csv``
-(every fold and grid point), ``grid.json`` and, for one axis, ``grid-validation.png``.
+(every fold and grid point), ``grid.json`` and, for one axis, ``grid-validation.png``,
+renamed into place once all are written (:class:`cvxrank.output_files.OutputDir`); one of
+them that exists in DIR and was not written by cvxrank is refused before the run
+(``--force`` replaces it; a file of the data folder never).
 ``--json`` prints one JSON object: the selected values (``selected``), the validation and
 ``test`` measures (the keys of ``cvxrank evaluate``) per fold under ``folds``, their mean over
 the folds under ``mean``, and every grid point's run and measures.
 
 Exit codes: 0 on success; 2 for bad input (a missing folder or split file, an unknown method,
 loss, parameter, measure, preset or backend, a malformed ``--param`` or ``--folds``, no
-scheduler at the address, a malformed data file), with one line ``cvxrank: error: <reason>``
-on stderr.
+scheduler at the address, a malformed data file, an ``--out`` file cvxrank did not write),
+with one line ``cvxrank: error: <reason>`` on stderr.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import argparse
 from pathlib import Path
 
 from cvxrank.cli.common import (
+    add_force_flag,
     add_json_flag,
     add_progress_flag,
     emit_json,
@@ -49,6 +53,7 @@ from cvxrank.cli.common import (
     positive_int,
     progress_wanted,
 )
+from cvxrank.output_files import OutputDir
 
 #: The ``--help`` summary (equal to the entry of :data:`cvxrank.cli.main.COMMANDS`).
 SUMMARY = "the LETOR protocol: grid per fold, select on vali, report test"
@@ -104,6 +109,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write grid.md, grid.csv, grid-points.csv, grid.json (and "
                         "grid-validation.png) into DIR")
+    add_force_flag(parser)
     add_progress_flag(parser)
     add_json_flag(parser)
     parser.set_defaults(func=run_grid)
@@ -139,7 +145,7 @@ def run_grid(args: argparse.Namespace) -> int:
         find_folds,
         run_letor_grid,
     )
-    from cvxrank.experiments.reports import grid_markdown, write_grid
+    from cvxrank.experiments.reports import GRID_FILES, grid_markdown, write_grid
     from cvxrank.experiments.selection import check_measure
 
     grid = Grid.parse(args.param)
@@ -149,9 +155,9 @@ def run_grid(args: argparse.Namespace) -> int:
     folds = parse_folds(args.folds) or find_folds(args.data)
     check_letor_dir(args.data, folds)
     out = None
-    if args.out is not None:  # created now, so that a bad path fails before the run
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+    if args.out is not None:  # created and checked now, so that it fails before the run
+        out = OutputDir(args.out, force=args.force, inputs=[args.data])
+        out.check(GRID_FILES.values())
     progress = progress_wanted(args)
     result = run_letor_grid(
         args.data, method=args.method, grid=grid, loss=args.loss, select=args.select,
@@ -159,7 +165,10 @@ def run_grid(args: argparse.Namespace) -> int:
         max_train_queries=args.max_train_queries, backend=args.backend,
         workers=args.workers, scheduler=args.scheduler, progress=progress,
     )
-    files = {} if out is None else write_grid(result, out)
+    files: dict[str, Path] = {}
+    if out is not None:
+        with out.writing() as staging:
+            files = {k: out.final(p) for k, p in write_grid(result, staging).items()}
     if args.json:
         emit_json({**result.to_dict(), "files": {k: str(v) for k, v in files.items()}})
     else:

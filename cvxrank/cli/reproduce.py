@@ -71,9 +71,15 @@ result and the files written). ``--progress`` reports progress on stderr (a bar 
 terminal, a line per task otherwise; the default on a terminal without ``--json``). Timings
 run with one BLAS thread by default (``--blas-threads 0`` keeps the library's default).
 
+The files go through :class:`cvxrank.output_files.OutputDir`: before the run, an
+experiment refuses an ``--out`` folder holding a file of a name it writes that cvxrank did
+not write there (``--force``, which every experiment takes, replaces it; a file of the
+``--data`` folder or file never), and its files are renamed into place only once all are
+written (an error or Ctrl-C leaves the folder as it was).
+
 Exit codes: 0 on success; 2 for bad input (a missing folder or fold file, a malformed data
-file, C <= 0, an output path that is not a directory), with one line
-``cvxrank: error: <reason>`` on stderr.
+file, C <= 0, an output path that is not a directory or holds a file cvxrank did not write),
+with one line ``cvxrank: error: <reason>`` on stderr.
 """
 
 from __future__ import annotations
@@ -81,11 +87,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cvxrank.cli.common import (
+    add_force_flag,
     add_json_flag,
     add_progress_flag,
     blas_thread_count,
@@ -97,6 +104,7 @@ from cvxrank.cli.common import (
     progress_lines,
     progress_wanted,
 )
+from cvxrank.output_files import OutputDir
 
 if TYPE_CHECKING:
     from cvxrank.experiments.backends import Execution
@@ -212,6 +220,7 @@ def _report(args: argparse.Namespace, result: Any, files: dict[str, Path],
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
+    add_force_flag(parser)
     parser.add_argument("--blas-threads", type=blas_thread_count, default=1, dest="blas_threads",
                         help="BLAS threads during the run (default 1: steadier timings on a "
                         "shared machine; 0 keeps the library default)")
@@ -246,11 +255,22 @@ def _progress_bar(args: argparse.Namespace) -> bool:
     return progress_wanted(args) and sys.stderr.isatty()
 
 
-def _out_dir(path: str) -> Path:
-    """Create the output folder now, so that a bad path fails before the long run."""
-    out = Path(path)
-    out.mkdir(parents=True, exist_ok=True)
+def _output(args: argparse.Namespace, names: Iterable[str],
+            *inputs: str | None) -> OutputDir:
+    """The output folder ``--out``, created and checked now (``--force``; the files ``names``
+    may not replace ``inputs`` nor, without ``--force``, a file cvxrank did not write), so
+    that a bad path fails before the long run."""
+    out = OutputDir(args.out, force=args.force, inputs=inputs)
+    out.check(names)
     return out
+
+
+def _write(out: OutputDir, write: Callable[[Any, Path], dict[str, Path]],
+           result: Any) -> dict[str, Path]:
+    """``write(result, folder)`` into ``out``'s staging folder, committed once it returns;
+    the written paths by kind."""
+    with out.writing() as staging:
+        return {kind: out.final(path) for kind, path in write(result, staging).items()}
 
 
 def _execution(args: argparse.Namespace) -> Execution:
@@ -282,13 +302,13 @@ def config_from(cls: type[C], args: argparse.Namespace) -> C:
 
 def reproduce(args: argparse.Namespace, config: ExperimentConfig, run: Callable[..., Any],
               write: Callable[[Any, Path], dict[str, Path]],
-              markdown: Callable[[Any], str]) -> int:
-    """Check the data, create the output folder, ``run(config)``, ``write`` its files and
-    report (:func:`_report`)."""
+              markdown: Callable[[Any], str], names: Iterable[str]) -> int:
+    """Check the data, create and check the output folder for the files ``names`` that
+    ``write`` may write, ``run(config)``, ``write`` its files and report (:func:`_report`)."""
     config.check_data()
-    out = _out_dir(args.out)
+    out = _output(args, names, getattr(args, "data", None))
     result = run(config, log=_progress(args), progress_bar=_progress_bar(args))
-    return _report(args, result, write(result, out), markdown)
+    return _report(args, result, _write(out, write, result), markdown)
 
 
 def run_table3(args: argparse.Namespace) -> int:
@@ -296,7 +316,8 @@ def run_table3(args: argparse.Namespace) -> int:
     from cvxrank.experiments.chapelle import reports, table3
 
     return reproduce(args, config_from(table3.Table3Config, args), table3.run_table3,
-                     reports.write_table3, reports.table3_markdown)
+                     reports.write_table3, reports.table3_markdown,
+                     reports.TABLE3_FILES.values())
 
 
 def run_fig3(args: argparse.Namespace) -> int:
@@ -304,7 +325,7 @@ def run_fig3(args: argparse.Namespace) -> int:
     from cvxrank.experiments.chapelle import fig3, reports
 
     return reproduce(args, config_from(fig3.Fig3Config, args), fig3.run_fig3,
-                     reports.write_fig3, reports.fig3_markdown)
+                     reports.write_fig3, reports.fig3_markdown, reports.FIG3_FILES.values())
 
 
 def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
@@ -365,7 +386,7 @@ def run_agarwal_collins_fig1(args: argparse.Namespace) -> int:
     from cvxrank.experiments.agarwal_collins import protocol, report
 
     return reproduce(args, config_from(protocol.Fig1Config, args), protocol.run_fig1,
-                     report.write_fig1, report.fig1_markdown)
+                     report.write_fig1, report.fig1_markdown, report.FIG1_FILES.values())
 
 
 #: Default output folder of ``rankmm-convergence``.
@@ -418,6 +439,7 @@ def run_rankmm_convergence(args: argparse.Namespace) -> int:
         synthetic_instance,
     )
     from cvxrank.experiments.rankmm_convergence.report import (
+        CONVERGENCE_FILES,
         summary_markdown,
         write_convergence,
     )
@@ -427,12 +449,13 @@ def run_rankmm_convergence(args: argparse.Namespace) -> int:
         data, source = synthetic_instance(), "synthetic (seed 0)"
     else:
         data, source = load_data(args.data)[0], Path(args.data).name
-    out = _out_dir(args.out)
+    out = _output(args, CONVERGENCE_FILES, args.data,
+                  None if args.data is None else f"{args.data}.query")
     with blas_threads(args.blas_threads or None):
         result = run_convergence(data, C=args.C, seeds=args.seeds, steps=args.steps,
                                  step_scale=args.step_scale, source=source,
                                  log=_progress(args))
-    return _report(args, result, write_convergence(result, out), summary_markdown)
+    return _report(args, result, _write(out, write_convergence, result), summary_markdown)
 
 
 def _register_conerank(experiments: argparse._SubParsersAction) -> None:
@@ -501,7 +524,7 @@ def run_conerank_table1(args: argparse.Namespace) -> int:
     from cvxrank.experiments.conerank import protocol, report
 
     return reproduce(args, config_from(protocol.Table1Config, args), protocol.run_table1,
-                     report.write_table1, report.table1_markdown)
+                     report.write_table1, report.table1_markdown, report.TABLE1_FILES.values())
 
 
 #: Default output folder of ``le-smola-ohsumed``.
@@ -557,11 +580,16 @@ def run_le_smola_ohsumed(args: argparse.Namespace) -> int:
     from cvxrank.experiments.le_smola import protocol, report
 
     return reproduce(args, config_from(protocol.LeSmolaConfig, args), protocol.run_le_smola,
-                     report.write_le_smola, report.le_smola_markdown)
+                     report.write_le_smola, report.le_smola_markdown,
+                     report.LE_SMOLA_FILES.values())
 
 
 #: Default output folder of ``le-smola-digits``.
 LE_SMOLA_DIGITS_OUT = "results/le-smola-digits"
+
+#: The stem of the files :func:`cvxrank.experiments.le_smola.digits.write_digits` writes
+#: (:func:`cvxrank.experiments.reports.write_table_files`).
+DIGITS_STEM = "le-smola-digits"
 
 
 def _register_le_smola_digits(experiments: argparse._SubParsersAction) -> None:
@@ -598,6 +626,7 @@ def _register_le_smola_digits(experiments: argparse._SubParsersAction) -> None:
 def run_le_smola_digits(args: argparse.Namespace) -> int:
     """``reproduce le-smola-digits``."""
     from cvxrank.experiments.le_smola import digits as dg
+    from cvxrank.experiments.reports import table_files
 
     return reproduce(args, config_from(dg.DigitsConfig, args), dg.run_digits, dg.write_digits,
-                     dg.digits_markdown)
+                     dg.digits_markdown, table_files(DIGITS_STEM).values())

@@ -2,8 +2,8 @@
 
 Usage::
 
-    cvxrank verify [--quick] [--json] [--figures DIR | --no-figures] [--only PATTERN]
-                   [--reference-solver CLARABEL]
+    cvxrank verify [--quick] [--json] [--figures DIR | --no-figures] [--force]
+                   [--only PATTERN] [--reference-solver CLARABEL]
 
 For each (formulation, solver) pair of :mod:`cvxrank.registry` and each embedded instance of
 :mod:`cvxrank.instances` (``--quick``: the small set), it solves the formulation's primal and
@@ -15,7 +15,12 @@ The table has one row per pair: relative objective gap ``rel.gap``, relative dua
 of the final iterate ``duality.gap``, fitted and proven rates, the reference's primal solve
 time ``ref[s]`` (CVXPY compilation included), the solver's time (trace evaluation excluded)
 and the speed-up (reference time / solver time). Figures (PNG)
-and the CSV of the traces behind them go to ``--figures`` (default ``figures``).
+and the CSV of the traces behind them go to ``--figures`` (default ``figures``), written
+through :class:`cvxrank.output_files.OutputDir`: renamed into place once all are written,
+and an existing file that cvxrank did not write is refused before the run (``--force``
+replaces it). The PNG and CSV files of a folder whose ``README.md`` is the one
+``cvxrank figures`` writes count as cvxrank's (:func:`written_before_manifests`), so that a
+``figures/`` folder from before the manifests is still regenerated.
 
 JSON (``--json``): ``{"pairs": [...], "passed": bool, "failed": [names], "instances": [...],
 "reference_solver": str, "figures": [paths]}``; each pair holds the numbers of the table and
@@ -24,7 +29,7 @@ the verdict's ``reasons``.
 Exit codes: 0 when every pair passes; 1 when some pair fails, with one line per failing pair
 on stderr: ``verify failed: <formulation>/<solver> on <instance>: <reasons>``; 2 for bad input
 (an ``--only`` pattern matching nothing, an unknown reference solver, an unwritable figures
-directory).
+directory, one holding files that cvxrank did not write).
 """
 
 from __future__ import annotations
@@ -33,10 +38,18 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from cvxrank.cli.common import add_json_flag, add_progress_flag, emit_json, progress_lines
+from cvxrank.cli.common import (
+    add_force_flag,
+    add_json_flag,
+    add_progress_flag,
+    emit_json,
+    progress_lines,
+)
+from cvxrank.output_files import OutputDir
 
 #: (header, width) of the table columns.
 COLUMNS = (
@@ -61,6 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--figures", metavar="DIR", default="figures",
                         help="directory for the PNG figures and trace CSVs (default figures)")
     parser.add_argument("--no-figures", action="store_true", help="do not write figures")
+    add_force_flag(parser)
     parser.set_defaults(func=run_verify)
 
 
@@ -92,13 +106,43 @@ def select(args: argparse.Namespace) -> tuple[list[Any], list[Any], str]:
     return chosen, list(instance_set(args.quick)), solver
 
 
-def prepare_dir(path: str) -> Path:
-    """Create the output directory now, so that a bad path fails before the long run."""
-    out = Path(path)
-    out.mkdir(parents=True, exist_ok=True)
-    if not out.is_dir():
-        raise NotADirectoryError(f"{out} is not a directory")
-    return out
+#: How ``README.md`` of a figures folder begins, as ``cvxrank figures`` writes it
+#: (:func:`cvxrank.cli.figures.figures_readme`) in this version and the earlier ones.
+README_SIGNATURE = "# figures/\n\nWritten by `cvxrank figures"
+
+
+def written_before_manifests(path: Path) -> bool:
+    """Whether ``path``, an existing file of a figures folder that the folder's manifest does
+    not list, is one that ``cvxrank figures`` or ``verify`` wrote before they kept manifests.
+
+    ``path`` is named like a file the command writes (:meth:`OutputDir.check
+    <cvxrank.output_files.OutputDir.check>` asks only about those); it is cvxrank's when it
+    is a ``README.md`` that begins with :data:`README_SIGNATURE`, or a figure or trace CSV
+    beside such a ``README.md`` (a folder whose README says cvxrank writes it, never by hand).
+    """
+    readme = path.with_name("README.md")
+    try:
+        with open(readme, encoding="utf-8") as fh:
+            return fh.read(len(README_SIGNATURE)) == README_SIGNATURE
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def figures_output(path: str, *, force: bool, option: str) -> OutputDir:
+    """The folder of the figures (``verify --figures``, ``figures --out``), created now so
+    that a bad path fails before the long run; files that the figures commands wrote before
+    they kept manifests count as theirs (:func:`written_before_manifests`)."""
+    return OutputDir(path, force=force, option=option, adopt=written_before_manifests)
+
+
+def figure_names(chosen: Sequence[Any], instances: Sequence[Any]) -> list[str]:
+    """The PNG and CSV names :func:`cvxrank.plots.write_figures` may write for the registry
+    entries ``chosen`` on ``instances`` (those checked against a reference have figures)."""
+    from cvxrank.plots import figure_stem
+
+    formulations = dict.fromkeys(e.formulation for e in chosen if e.check == "reference")
+    return [f"{figure_stem(f, i.name)}{suffix}" for f in formulations for i in instances
+            for suffix in (".png", ".csv")]
 
 
 def _sci(value: float | None) -> str:
@@ -154,7 +198,10 @@ def run_verify(args: argparse.Namespace) -> int:
     from cvxrank.verification import run_verification
 
     chosen, instances, ref_solver = select(args)
-    out_dir = None if args.no_figures else prepare_dir(args.figures)
+    out = None
+    if not args.no_figures:
+        out = figures_output(args.figures, force=args.force, option="--figures")
+        out.check(figure_names(chosen, instances))
     start = time.perf_counter()
 
     lines = progress_lines(args)
@@ -171,7 +218,10 @@ def run_verify(args: argparse.Namespace) -> int:
               f"reference {ref_solver}")
         print(format_header(), flush=True)
     outcomes = run_verification(chosen, instances, ref_solver, progress=progress)
-    figures = [] if out_dir is None else write_figures(outcomes, out_dir)
+    figures: list[Path] = []
+    if out is not None:
+        with out.writing() as staging:
+            figures = [out.final(p) for p in write_figures(outcomes, staging)]
     elapsed = time.perf_counter() - start
     failed = [o for o in outcomes if not o.passed]
     if args.json:
@@ -186,7 +236,7 @@ def run_verify(args: argparse.Namespace) -> int:
         })
     else:
         if figures:
-            print(f"wrote {len(figures) // 2} figures (PNG + CSV) to {out_dir}")
+            print(f"wrote {len(figures) // 2} figures (PNG + CSV) to {args.figures}")
         verdict = "all passed" if not failed else f"{len(failed)} FAILED"
         print(f"{len(outcomes)} pairs verified in {elapsed:.1f}s: {verdict}")
     return report_failures(outcomes)

@@ -56,14 +56,18 @@ def write_csv(path: Path, fields: Sequence[str], rows: Sequence[dict[str, Any]])
 
 
 
+def table_files(stem: str) -> dict[str, str]:
+    """The names of the files :func:`write_table_files` writes for ``stem``, by kind."""
+    return {"markdown": f"{stem}.md", "csv": f"{stem}.csv", "json": f"{stem}.json"}
+
+
 def write_table_files(out_dir: str | Path, stem: str, markdown: str, fields: Sequence[str],
                       rows: Sequence[dict[str, Any]], payload: dict[str, Any]) -> dict[str, Path]:
     """Write ``<stem>.md`` (``markdown``), ``<stem>.csv`` (``rows`` under ``fields``) and
     ``<stem>.json`` (``payload``) into ``out_dir`` (created); return their paths by kind."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = {"markdown": out / f"{stem}.md", "csv": out / f"{stem}.csv",
-             "json": out / f"{stem}.json"}
+    files = {kind: out / name for kind, name in table_files(stem).items()}
     files["markdown"].write_text(markdown, encoding="utf-8")
     write_csv(files["csv"], fields, rows)
     files["json"].write_text(json.dumps(payload, indent=2, default=float) + "\n",
@@ -173,6 +177,11 @@ def grid_point_rows(result: GridResult) -> tuple[list[str], list[dict[str, Any]]
     return fields, rows
 
 
+#: The files :func:`write_grid` writes, by kind (``png`` for a grid of one axis only).
+GRID_FILES = {"markdown": "grid.md", "csv": "grid.csv", "points_csv": "grid-points.csv",
+              "json": "grid.json", "png": "grid-validation.png"}
+
+
 def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
     """Write ``grid.md``, ``grid.csv``, ``grid-points.csv``, ``grid.json`` and, for a grid of
     one axis, ``grid-validation.png`` (:func:`plot_grid_validation`).
@@ -186,8 +195,7 @@ def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = {"markdown": out / "grid.md", "csv": out / "grid.csv",
-             "points_csv": out / "grid-points.csv", "json": out / "grid.json"}
+    files = {kind: out / name for kind, name in GRID_FILES.items() if kind != "png"}
     files["markdown"].write_text(f"# LETOR protocol: {result.method} on {result.data_dir}\n\n"
                                  + grid_markdown(result), encoding="utf-8")
     write_csv(files["csv"], *grid_rows(result))
@@ -200,7 +208,7 @@ def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
         fig = new_figure(figsize=(6.5, 4.5))
         plot_grid_validation(result, fig.add_subplot(1, 1, 1))
         fig.tight_layout()
-        files["png"] = out / "grid-validation.png"
+        files["png"] = out / GRID_FILES["png"]
         fig.savefig(files["png"], dpi=120)
     return files
 

@@ -262,23 +262,27 @@ def plot_fig1(result: Fig1Result, fig: Any) -> None:
                  "(dashed/hatched: certified optimum at the selected C)", fontsize=9)
 
 
+#: The files :func:`write_fig1` writes, by kind.
+FIG1_FILES = {"markdown": "agarwal-collins-fig1.md", "csv": "agarwal-collins-fig1.csv",
+              "points_csv": "agarwal-collins-fig1-points.csv",
+              "json": "agarwal-collins-fig1.json", "png": "agarwal-collins-fig1.png"}
+
+
 def write_fig1(result: Fig1Result, out_dir: str | Path) -> dict[str, Path]:
     """Write the markdown, the two CSV files, the JSON and the PNG into ``out_dir``.
 
     Returns
     -------
     dict
-        ``{"markdown", "csv", "points_csv", "json", "png"}`` to paths.
+        ``{"markdown", "csv", "points_csv", "json", "png"}`` to paths
+        (:data:`FIG1_FILES`).
     """
     from cvxrank.jsonable import to_jsonable
     from cvxrank.plots import new_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    stem = "agarwal-collins-fig1"
-    files = {"markdown": out / f"{stem}.md", "csv": out / f"{stem}.csv",
-             "points_csv": out / f"{stem}-points.csv", "json": out / f"{stem}.json",
-             "png": out / f"{stem}.png"}
+    files = {kind: out / name for kind, name in FIG1_FILES.items()}
     files["markdown"].write_text(f"# Agarwal & Collins (2010), Fig. 1, on {result.data_dir}\n\n"
                                  + fig1_markdown(result), encoding="utf-8")
     write_csv(files["csv"], *fig1_rows(result))

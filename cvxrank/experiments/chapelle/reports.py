@@ -140,22 +140,25 @@ def table3_rows(result: Table3Result) -> list[dict[str, Any]]:
     return rows
 
 
+#: The files :func:`write_table3` writes, by kind.
+TABLE3_FILES = {"markdown": "chapelle-table3.md", "csv": "chapelle-table3.csv"}
+
+
 def write_table3(result: Table3Result, out_dir: str | Path) -> dict[str, Path]:
     """Write ``chapelle-table3.md`` and ``chapelle-table3.csv`` into ``out_dir``.
 
     Returns
     -------
     dict
-        ``{"markdown": path, "csv": path}``.
+        ``{"markdown": path, "csv": path}`` (:data:`TABLE3_FILES`).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    md = out / "chapelle-table3.md"
-    md.write_text("# Chapelle & Keerthi (2010), Table 3: LETOR 3.0 OHSUMED\n\n"
-                  + table3_markdown(result), encoding="utf-8")
-    path = out / "chapelle-table3.csv"
-    write_csv(path, TABLE3_CSV_FIELDS, table3_rows(result))
-    return {"markdown": md, "csv": path}
+    files = {kind: out / name for kind, name in TABLE3_FILES.items()}
+    files["markdown"].write_text("# Chapelle & Keerthi (2010), Table 3: LETOR 3.0 OHSUMED\n\n"
+                                 + table3_markdown(result), encoding="utf-8")
+    write_csv(files["csv"], TABLE3_CSV_FIELDS, table3_rows(result))
+    return files
 
 
 FIG3_CSV_FIELDS = ("n", "n_pairs", "method", "C", "status", "time", "setup_time",
@@ -220,29 +223,32 @@ def fig3_markdown(result: ScalingResult) -> str:
     return "\n".join(lines + notes) + "\n"
 
 
+#: The files :func:`write_fig3` writes, by kind.
+FIG3_FILES = {"png": "chapelle-fig3.png", "csv": "chapelle-fig3.csv",
+              "markdown": "chapelle-fig3.md"}
+
+
 def write_fig3(result: ScalingResult, out_dir: str | Path) -> dict[str, Path]:
     """Write ``chapelle-fig3.png``, ``chapelle-fig3.csv`` and ``chapelle-fig3.md``.
 
     Returns
     -------
     dict
-        ``{"png": path, "csv": path, "markdown": path}``.
+        ``{"png": path, "csv": path, "markdown": path}`` (:data:`FIG3_FILES`).
     """
     from cvxrank.plots import new_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    files = {kind: out / name for kind, name in FIG3_FILES.items()}
     fig = new_figure(figsize=(6.5, 4.8))
     plot_auc_scaling(result, fig.add_subplot(1, 1, 1))
     fig.tight_layout()
-    png = out / "chapelle-fig3.png"
-    fig.savefig(png, dpi=120)
-    path = out / "chapelle-fig3.csv"
-    write_csv(path, FIG3_CSV_FIELDS, fig3_rows(result))
-    md = out / "chapelle-fig3.md"
-    md.write_text("# Chapelle & Keerthi (2010), Fig. 3: training time against n (AUC)\n\n"
-                  + fig3_markdown(result), encoding="utf-8")
-    return {"png": png, "csv": path, "markdown": md}
+    fig.savefig(files["png"], dpi=120)
+    write_csv(files["csv"], FIG3_CSV_FIELDS, fig3_rows(result))
+    files["markdown"].write_text("# Chapelle & Keerthi (2010), Fig. 3: training time against "
+                                 "n (AUC)\n\n" + fig3_markdown(result), encoding="utf-8")
+    return files
 
 
 def plot_auc_scaling(result: ScalingResult, ax: Axes | None = None) -> Axes:

@@ -424,17 +424,26 @@ def plot_spectrum(result: Table1Result, fig: Any) -> None:
                  "spectrum of the normalized ordered pair differences (non-centred)", fontsize=9)
 
 
+#: The files :func:`write_table1` writes, by kind (``fig3_*`` with a sweep over K only,
+#: ``fig4_*`` with the spectrum only).
+TABLE1_FILES = {"markdown": f"{STEM}-table1.md", "csv": f"{STEM}-table1.csv",
+                "points_csv": f"{STEM}-table1-points.csv", "runs_csv": f"{STEM}-runs.csv",
+                "json": f"{STEM}-table1.json", "png": f"{STEM}-table1.png",
+                "passes_png": f"{STEM}-passes.png", "fig3_csv": f"{STEM}-fig3.csv",
+                "fig3_png": f"{STEM}-fig3.png", "fig4_csv": f"{STEM}-fig4.csv",
+                "fig4_png": f"{STEM}-fig4.png"}
+
+
 def write_table1(result: Table1Result, out_dir: str | Path) -> dict[str, Path]:
-    """Write every file into ``out_dir``; return ``{kind: path}``."""
+    """Write every file into ``out_dir``; return ``{kind: path}`` (:data:`TABLE1_FILES`)."""
     from cvxrank.jsonable import to_jsonable
     from cvxrank.plots import new_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = {"markdown": out / f"{STEM}-table1.md", "csv": out / f"{STEM}-table1.csv",
-             "points_csv": out / f"{STEM}-table1-points.csv",
-             "runs_csv": out / f"{STEM}-runs.csv", "json": out / f"{STEM}-table1.json",
-             "png": out / f"{STEM}-table1.png", "passes_png": out / f"{STEM}-passes.png"}
+    optional = ("fig3", "fig4")
+    files = {kind: out / name for kind, name in TABLE1_FILES.items()
+             if not kind.startswith(optional)}
     files["markdown"].write_text(
         f"# Tran & Pham (ConeRank), Table 1 (MQ2008), Figs. 3 and 4, on {result.data_dir}\n\n"
         + table1_markdown(result), encoding="utf-8")
@@ -444,11 +453,13 @@ def write_table1(result: Table1Result, out_dir: str | Path) -> dict[str, Path]:
     figures = [(files["png"], plot_table1, (10, 4.2)),
                (files["passes_png"], plot_passes, (10, 7))]
     if result.sweep:
-        files["fig3_csv"], files["fig3_png"] = out / f"{STEM}-fig3.csv", out / f"{STEM}-fig3.png"
+        files["fig3_csv"], files["fig3_png"] = (out / TABLE1_FILES["fig3_csv"],
+                                                out / TABLE1_FILES["fig3_png"])
         write_csv(files["fig3_csv"], *sweep_rows(result))
         figures.append((files["fig3_png"], plot_sweep, (10, 4.2)))
     if result.spectrum:
-        files["fig4_csv"], files["fig4_png"] = out / f"{STEM}-fig4.csv", out / f"{STEM}-fig4.png"
+        files["fig4_csv"], files["fig4_png"] = (out / TABLE1_FILES["fig4_csv"],
+                                                out / TABLE1_FILES["fig4_png"])
         write_csv(files["fig4_csv"], *spectrum_rows(result))
         figures.append((files["fig4_png"], plot_spectrum, (10, 4.2)))
     for path, draw, size in figures:

@@ -7,7 +7,7 @@ from typing import Any
 
 from cvxrank.experiments.chapelle.reports import UNCERTIFIED_MARK
 from cvxrank.experiments.le_smola.protocol import MEASURES, LeSmolaResult
-from cvxrank.experiments.reports import markdown_table, write_table_files
+from cvxrank.experiments.reports import markdown_table, table_files, write_table_files
 
 #: Columns of the CSV (one row per method and fold, then the method's mean).
 CSV_FIELDS = ("method", "fold", "selected_C", *MEASURES, "support_vectors", "cuts",
@@ -83,7 +83,14 @@ def csv_rows(result: LeSmolaResult) -> list[dict[str, Any]]:
     return rows
 
 
+#: The stem of the files :func:`write_le_smola` writes.
+STEM = "le-smola-ohsumed"
+
+#: The files :func:`write_le_smola` writes, by kind.
+LE_SMOLA_FILES = table_files(STEM)
+
+
 def write_le_smola(result: LeSmolaResult, out_dir: str | Path) -> dict[str, Path]:
     """Write ``le-smola-ohsumed.{md,csv,json}`` into ``out_dir``."""
-    return write_table_files(out_dir, "le-smola-ohsumed", le_smola_markdown(result), CSV_FIELDS,
+    return write_table_files(out_dir, STEM, le_smola_markdown(result), CSV_FIELDS,
                              csv_rows(result), result.to_dict())

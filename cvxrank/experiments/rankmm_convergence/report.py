@@ -27,6 +27,11 @@ FIGURES: dict[str, tuple[Callable[[ConvergenceResult], Figure], Sequence[str]]] 
     "rankmm-projection": (figure_rankmm_projection, ("sgp-exact", "sgp-paper")),
 }
 
+#: The files :func:`write_convergence` may write: each figure's PNG and CSV (a figure whose
+#: series did not run is left out) and the summaries.
+CONVERGENCE_FILES = (*(f"{name}.{suffix}" for name in FIGURES for suffix in ("png", "csv")),
+                     "rankmm-convergence.csv")
+
 #: Columns of the trace CSVs.
 CSV_COLUMNS = ("loss", "dual_set", "series", "solver", "seed", "iteration", "passes", "time",
                "primal", "dual", "p_star", "d_star", "rel_primal", "rel_dual")

@@ -1,0 +1,258 @@
+"""Output files: no command writes over a file it did not create or over one of its inputs,
+and every file lands whole (:mod:`cvxrank.output_files`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from cvxrank.cli import main as cli_main
+from cvxrank.cli.figures import figures_readme
+from cvxrank.cli.verify import README_SIGNATURE, written_before_manifests
+from cvxrank.errors import DataFormatError, UsageError
+from cvxrank.output_files import (
+    MANIFEST,
+    STAGING_PREFIX,
+    OutputDir,
+    replacing,
+    write_text_atomically,
+)
+
+#: The cheapest verification: one solver on the quick instances (about a second).
+ONE_PAIR = ("--quick", "--only", "ranksvm-squared_hinge/prsvm+")
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    """Run ``cvxrank ARGS`` in-process: (exit code, stdout, stderr)."""
+    code = cli_main.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(out: OutputDir, files: dict[str, str]) -> None:
+    """Write ``files`` (name -> text) through ``out``."""
+    with out.writing() as staging:
+        for name, text in files.items():
+            (staging / name).write_text(text, encoding="utf-8")
+
+
+def leftovers(folder: Path) -> list[str]:
+    """Staging folders and temporary files left in ``folder``."""
+    return [p.name for p in folder.iterdir()
+            if p.name.startswith(STAGING_PREFIX) or p.name.endswith(".tmp")]
+
+
+def listed(folder: Path) -> list[str]:
+    return json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["files"]
+
+
+# --------------------------------------------------------------------------- OutputDir
+
+
+def test_a_file_cvxrank_did_not_write_is_refused_and_left_untouched(tmp_path) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_bytes(b"mine\r\n\x00")
+    out = OutputDir(tmp_path)
+    with pytest.raises(UsageError, match=r"notes\.md already exists .*--force replaces it"):
+        out.check(["notes.md", "new.csv"])
+    with pytest.raises(UsageError, match=r"notes\.md"):  # and again when the files are written
+        write(out, {"new.csv": "a\n", "notes.md": "theirs\n"})
+    assert notes.read_bytes() == b"mine\r\n\x00"
+    # nothing was renamed, not even the file without a conflict, and nothing is left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
+
+
+def test_force_replaces_a_file_cvxrank_did_not_write(tmp_path) -> None:
+    (tmp_path / "notes.md").write_text("mine\n")
+    write(OutputDir(tmp_path, force=True), {"notes.md": "theirs\n"})
+    assert (tmp_path / "notes.md").read_text() == "theirs\n"
+    assert listed(tmp_path) == ["notes.md"]  # owned from now on
+
+
+def test_a_second_run_replaces_its_own_files(tmp_path) -> None:
+    out_dir = tmp_path / "new" / "out"  # created with its parents
+    write(OutputDir(out_dir), {"a.csv": "1\n", "b.png": "2\n"})
+    write(OutputDir(out_dir), {"a.csv": "3\n"})
+    assert (out_dir / "a.csv").read_text() == "3\n" and (out_dir / "b.png").read_text() == "2\n"
+    assert listed(out_dir) == ["a.csv", "b.png"]
+    (out_dir / "b.png").unlink()  # a listed file removed by hand is no longer listed
+    write(OutputDir(out_dir), {"a.csv": "4\n"})
+    assert listed(out_dir) == ["a.csv"]
+    assert not leftovers(out_dir)
+
+
+def test_an_input_file_is_refused_even_with_force(tmp_path) -> None:
+    data = tmp_path / "train.txt"
+    data.write_text("1 qid:1 1:1\n")
+    write(OutputDir(tmp_path), {"model.json": "{}\n"})
+    with pytest.raises(UsageError, match="train.txt is the input file .*even with --force"):
+        OutputDir(tmp_path, force=True, inputs=[None, str(data)]).check(["train.txt"])
+    # the same file under another name (a hard link), even when the manifest lists the name
+    os.link(data, tmp_path / "model.json.lnk")
+    manifest = {"files": ["model.json", "model.json.lnk"]}
+    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(UsageError, match="model.json.lnk is the input file"):
+        write(OutputDir(tmp_path, force=True, inputs=[data]), {"model.json.lnk": "x\n"})
+    assert data.read_text() == "1 qid:1 1:1\n"
+
+
+def test_a_file_of_an_input_folder_is_refused_unless_cvxrank_wrote_it(tmp_path) -> None:
+    letor = tmp_path / "letor"
+    fold = letor / "Fold1"
+    fold.mkdir(parents=True)
+    (fold / "grid.md").write_text("data\n")
+    out = OutputDir(fold, force=True, inputs=[letor])
+    with pytest.raises(UsageError, match="in the input folder"):
+        out.check(["grid.md"])
+    out.check(["grid.csv"])  # a new file in the folder is fine
+    write(out, {"grid.csv": "1\n"})
+    write(out, {"grid.csv": "2\n"})  # and replacing it again: cvxrank wrote it
+    assert (fold / "grid.csv").read_text() == "2\n" and (fold / "grid.md").read_text() == "data\n"
+
+
+@pytest.mark.parametrize("error", [RuntimeError("writer failed"), KeyboardInterrupt()])
+def test_an_interrupted_write_leaves_the_folder_as_it_was(tmp_path, error) -> None:
+    write(OutputDir(tmp_path), {"a.csv": "old\n"})
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    out = OutputDir(tmp_path)
+    with pytest.raises(type(error)), out.writing() as staging:
+        (staging / "a.csv").write_text("new\n")
+        (staging / "b.png").write_text("half a fig")
+        raise error
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_a_bad_folder_fails_at_once(tmp_path) -> None:
+    plain = tmp_path / "file"
+    plain.write_text("x")
+    with pytest.raises(UsageError, match="not a directory"):
+        OutputDir(plain, option="--figures")
+    with pytest.raises(OSError):
+        OutputDir(plain / "below")
+    (tmp_path / MANIFEST).write_text("[1, 2]")
+    with pytest.raises(DataFormatError, match="not a cvxrank manifest"):
+        OutputDir(tmp_path)
+    staged = tmp_path / "sub"
+    staged.mkdir()
+    (staged / "a.png").mkdir()
+    with pytest.raises(UsageError, match="would replace a folder"):
+        OutputDir(staged, force=True).check(["a.png"])
+
+
+def test_atomic_write_of_one_file(tmp_path) -> None:
+    path = tmp_path / "model.json"
+    write_text_atomically(path, "one\n")
+    with pytest.raises(KeyboardInterrupt), replacing(path) as temporary:
+        temporary.write_text("half")
+        raise KeyboardInterrupt
+    assert path.read_text() == "one\n" and not leftovers(tmp_path)
+
+
+# --------------------------------------------------------------------------- figures/
+
+
+def test_files_of_a_figures_folder_from_before_the_manifests_are_cvxrank_s(tmp_path) -> None:
+    assert figures_readme().startswith(README_SIGNATURE)
+    legacy = tmp_path / "figures"
+    legacy.mkdir()
+    (legacy / "README.md").write_text(figures_readme(), encoding="utf-8")
+    (legacy / "ranksvm-hinge_quick-913.png").write_bytes(b"old")
+    assert written_before_manifests(legacy / "README.md")
+    assert written_before_manifests(legacy / "ranksvm-hinge_quick-913.png")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "README.md").write_text("# figures/\n\nMy own figures.\n")
+    (other / "ranksvm-hinge_quick-913.png").write_bytes(b"mine")
+    assert not written_before_manifests(other / "README.md")
+    assert not written_before_manifests(other / "ranksvm-hinge_quick-913.png")
+    assert not written_before_manifests(tmp_path / "ranksvm-hinge_quick-913.png")  # no README
+
+
+def test_figures_refuses_an_existing_readme_and_reruns_over_its_own_files(
+        capsys, tmp_path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# My project\n")
+    code, out, err = cli(capsys, "figures", *ONE_PAIR, "--out", tmp_path)
+    assert code == 2 and out == ""
+    assert err.startswith("cvxrank: error: --out ") and err.count("\n") == 1
+    assert "README.md" in err and "--force" in err
+    assert readme.read_text() == "# My project\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]
+
+    figures = tmp_path / "figures"
+    for _ in range(2):  # the second run replaces the files of the first
+        code, out, err = cli(capsys, "figures", *ONE_PAIR, "--out", figures)
+        assert code == 0, err
+        written = sorted(out.split())
+        assert written == sorted(str(figures / name) for name in listed(figures))
+        assert all(Path(p).is_file() for p in written)
+    assert not leftovers(figures)
+
+
+def test_verify_regenerates_a_figures_folder_from_before_the_manifests(capsys, tmp_path) -> None:
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "README.md").write_text(figures_readme(), encoding="utf-8")
+    stale = figures / "ranksvm-squared_hinge_quick-913.png"
+    stale.write_bytes(b"an earlier version's figure")
+    for _ in range(2):
+        code, _, err = cli(capsys, "verify", *ONE_PAIR, "--figures", figures)
+        assert code == 0, err
+    assert stale.read_bytes()[:4] == b"\x89PNG"
+    assert "README.md" not in listed(figures)  # verify does not write the index
+    (figures / "README.md").write_text("# notes\n")  # no longer cvxrank's README
+    stale.unlink()
+    (figures / "ranksvm-squared_hinge_quick-913.png").write_bytes(b"mine")
+    (figures / MANIFEST).unlink()
+    code, _, err = cli(capsys, "verify", *ONE_PAIR, "--figures", figures)
+    assert code == 2 and "ranksvm-squared_hinge_quick-913.png" in err
+    assert (figures / "ranksvm-squared_hinge_quick-913.png").read_bytes() == b"mine"
+
+
+# --------------------------------------------------------------------------- other commands
+
+
+def test_reproduce_refuses_before_the_run(capsys, tmp_path, monkeypatch) -> None:
+    from cvxrank.experiments.chapelle import fig3
+
+    def no_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the experiment ran before the output folder was checked")
+
+    monkeypatch.setattr(fig3, "run_fig3", no_run)
+    table = tmp_path / "chapelle-fig3.md"
+    table.write_text("my notes\n")
+    code, _, err = cli(capsys, "reproduce", "chapelle-fig3", "--sizes", "50", "--out",
+                       tmp_path)
+    assert code == 2 and err.count("\n") == 1 and "chapelle-fig3.md" in err
+    assert table.read_text() == "my notes\n"
+
+
+def test_grid_refuses_a_file_of_the_data_folder_even_with_force(capsys, tmp_path,
+                                                                monkeypatch) -> None:
+    from cvxrank.experiments import letor
+
+    monkeypatch.setattr(letor, "run_letor_grid", lambda *a, **k: pytest.fail("ran"))
+    fold = tmp_path / "Fold1"
+    fold.mkdir()
+    for split in ("train", "vali", "test"):
+        (fold / f"{split}.txt").write_text("1 qid:1 1:1\n0 qid:1 1:0\n")
+    (fold / "grid.md").write_text("data\n")
+    code, _, err = cli(capsys, "grid", "--method", "ranksvm", "--data", tmp_path, "--param",
+                       "C=1", "--select", "map", "--out", fold, "--force")
+    assert code == 2 and "in the input folder" in err and err.count("\n") == 1
+    assert (fold / "grid.md").read_text() == "data\n"
+
+
+def test_fit_refuses_to_save_the_model_over_an_input(capsys, tmp_path) -> None:
+    train = tmp_path / "train.txt"
+    train.write_text("1 0 1:1\n")
+    query = tmp_path / "train.txt.query"
+    query.write_text("1\n")
+    for target in (train, query):
+        code, _, err = cli(capsys, "fit", "--train", train, "--query", query, "--save-model",
+                           target)
+        assert code == 2 and "that is the input file" in err and err.count("\n") == 1
+    assert train.read_text() == "1 0 1:1\n" and query.read_text() == "1\n"
