@@ -196,8 +196,12 @@ def exact_zero(formulation: Objective, run: Run) -> Run:
     """``run`` with model radius 0 when it returned w = 0 and
     :func:`cvxrank.zero_certificate.certify_zero` proves 0 the exact optimum (formulations
     with a separation oracle; a cutting plane's pieces, ``info["cuts"]``, seed it): then
-    every measure of the zero model is the optimum's. Otherwise ``run`` unchanged."""
-    if (np.any(run.w) or run.w_radius == 0.0 or not run.converged
+    every measure of the zero model is the optimum's. A run that stopped short of its
+    tolerance at w = 0 (status ``numerical``: a gap the cutting plane could not close,
+    e.g. RankMM-2/3 whose optimum is exactly 0) is then converged with gap 0. Otherwise
+    ``run`` unchanged."""
+    if (np.any(run.w) or run.w_radius == 0.0
+            or run.status not in (Status.CONVERGED, Status.NUMERICAL)
             or "separation_oracle" not in formulation.capabilities):
         return run
     from cvxrank.zero_certificate import certify_zero  # CVXPY's LP: imported when needed
@@ -205,8 +209,11 @@ def exact_zero(formulation: Objective, run: Run) -> Run:
     zero = certify_zero(formulation, cuts=run.info.get("cuts"))
     if not zero.proven:
         return run
-    return run.replace(w_radius=0.0, message=f"{run.message}; {zero.reason}",
-                       info={"zero_certificate": zero})
+    if run.converged:
+        return run.replace(w_radius=0.0, message=f"{run.message}; {zero.reason}",
+                           info={"zero_certificate": zero})
+    return run.replace(status=Status.CONVERGED, gap=0.0, w_radius=0.0,
+                       message=f"converged: {zero.reason}", info={"zero_certificate": zero})
 
 
 def meaningful_C(formulation: Formulation, tol: float) -> float | None:

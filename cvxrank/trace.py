@@ -474,6 +474,13 @@ class TraceRecorder:
         self._wall_start = time.perf_counter()
         self._started = self._wall_start
 
+    def out_of_time(self) -> bool:
+        """Whether the time budget has run out (False without one): a subproblem (a cutting
+        plane's master) stops there, and the next record ends the run with status
+        ``time_budget``. On the recorder's clock."""
+        budget = self.options.time_budget
+        return budget is not None and time.perf_counter() - self._wall_start >= budget
+
     def _stop(self, status: Status, message: str) -> bool:
         self.status, self.message = status, message
         return False

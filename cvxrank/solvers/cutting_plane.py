@@ -310,11 +310,16 @@ def _locked(array: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------------------ masters
 def solve_master(working: WorkingSet, n_blocks: int, kappa: float, master: str, *,
-                 tol: float = 0.0, solver_name: str = "CLARABEL"
+                 tol: float = 0.0, solver_name: str = "CLARABEL",
+                 out_of_time: Callable[[], bool] | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
     r"""The restricted master (module docstring): ``(w, lambda)``, :math:`\lambda` feasible
     (:math:`\lambda \ge 0`, at most :math:`\kappa` per block), :math:`w = G^\top\lambda`
     for the hand-written masters.
+
+    A hand-written master that does not terminate (it cycles or reaches its iteration cap:
+    rounding on ill-conditioned cuts) falls back to CVXPY, and CVXPY's solver to the next of
+    :data:`MASTER_SOLVERS` (:func:`solve_master_cvxpy`).
 
     Parameters
     ----------
@@ -326,19 +331,35 @@ def solve_master(working: WorkingSet, n_blocks: int, kappa: float, master: str, 
     master : {"active-set", "blocks", "cvxpy"}
         :func:`~cvxrank.solvers.simplex_product_qp.simplex_qp` warm-started from the last
         multipliers, :func:`solve_master_blocks` (to the relative gap ``tol``) or
-        :func:`solve_master_cvxpy` (``solver_name``).
+        :func:`solve_master_cvxpy` (``solver_name`` first).
+    out_of_time : callable or None
+        ``out_of_time()`` True: the time budget is spent; a hand-written master returns its
+        current (feasible) multipliers.
 
     Raises
     ------
     SolverError
-        If CVXPY does not report an optimal solution.
+        If every fallback fails.
     """
-    if master == "active-set":
-        lam, _ = simplex_qp(working.gram, working.offset, kappa, working.multiplier)
-        return working.w(lam), lam
-    if master == "blocks":
-        return solve_master_blocks(working, n_blocks, kappa, tol=tol)
-    return solve_master_cvxpy(working, n_blocks, kappa, solver_name)
+    try:
+        if master == "active-set":
+            lam, _ = simplex_qp(working.gram, working.offset, kappa, working.multiplier,
+                                out_of_time=out_of_time)
+            return working.w(lam), lam
+        if master == "blocks":
+            return solve_master_blocks(working, n_blocks, kappa, tol=tol, out_of_time=out_of_time)
+    except SolverError as error:
+        failed = f"{error}; "
+    else:
+        failed = ""
+    try:
+        return solve_master_cvxpy(working, n_blocks, kappa, solver_name)
+    except SolverError as error:
+        raise SolverError(f"{failed}{error}") from None
+
+
+#: CVXPY solvers the master is tried with, in this order after the one asked for.
+MASTER_SOLVERS = ("CLARABEL", "ECOS")
 
 
 def solve_master_cvxpy(working: WorkingSet, n_blocks: int, kappa: float,
@@ -348,25 +369,41 @@ def solve_master_cvxpy(working: WorkingSet, n_blocks: int, kappa: float,
     ``lambda`` are the multipliers of the cut constraints, clipped to the set
     :math:`\lambda \ge 0`, :math:`\sum_{t \in W_i} \lambda_t \le \kappa` (rescaled per block
     where an inexact solve exceeds it), so that :meth:`WorkingSet.dual_value` is a valid
-    lower bound.
+    lower bound. The QP is always feasible and bounded below (large slacks, objective
+    :math:`\ge 0`): a solver that fails or reports it infeasible or unbounded (rounding on
+    ill-conditioned cuts) is followed by the next of :data:`MASTER_SOLVERS`.
 
     Raises
     ------
     SolverError
-        If the QP solver does not report an optimal (or optimal-inaccurate) solution.
+        If no solver reports an optimal (or optimal-inaccurate) solution with finite values.
     """
     import cvxpy as cp
 
+    if not (np.all(np.isfinite(working.gradient)) and np.all(np.isfinite(working.offset))):
+        raise SolverError("the cutting-plane master has non-finite cuts (the features "
+                          "overflow)")
     w = cp.Variable(working.gradient.shape[1], name="w")
     xi = cp.Variable(n_blocks, name="xi")
     cuts = xi[working.block] >= working.offset - working.gradient @ w
     problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + kappa * cp.sum(xi)),
                          [cuts, xi >= 0])
-    problem.solve(solver=solver_name)
-    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        raise SolverError(f"the cutting-plane master QP ({solver_name}) ended with status "
-                          f"{problem.status!r} on {len(working)} cuts")
-    lam = np.maximum(np.asarray(cuts.dual_value, dtype=np.float64).ravel(), 0.0)
+    outcomes = []
+    for name in dict.fromkeys((solver_name.upper(), *MASTER_SOLVERS)):
+        try:
+            problem.solve(solver=name)
+        except (cp.error.SolverError, ValueError) as error:  # failed, or not installed
+            outcomes.append(f"{name}: {str(error).splitlines()[0][:80]}")
+            continue
+        if (problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and w.value is not None
+                and np.all(np.isfinite(w.value)) and cuts.dual_value is not None):
+            break
+        outcomes.append(f"{name}: {problem.status}")
+    else:
+        raise SolverError(f"the cutting-plane master QP ({len(working)} cuts; feasible and "
+                          f"bounded) was not solved: {'; '.join(outcomes)}")
+    lam = np.maximum(np.nan_to_num(np.asarray(cuts.dual_value, dtype=np.float64).ravel()),
+                     0.0)
     total = np.bincount(working.block, weights=lam, minlength=n_blocks)
     shrink = np.where(total > kappa, kappa / np.maximum(total, np.finfo(float).tiny), 1.0)
     return np.asarray(w.value, dtype=np.float64), lam * shrink[working.block]
@@ -374,7 +411,9 @@ def solve_master_cvxpy(working: WorkingSet, n_blocks: int, kappa: float,
 
 def solve_master_blocks(working: WorkingSet, n_blocks: int, kappa: float,
                         lam: np.ndarray | None = None, *, tol: float = 1e-10,
-                        max_sweeps: int = 500) -> tuple[np.ndarray, np.ndarray]:
+                        max_sweeps: int = 500,
+                        out_of_time: Callable[[], bool] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     r"""The restricted master's dual, by hand: an interior-point start and a primal
     active-set finish over the product of the blocks' capped simplices.
 
@@ -404,6 +443,9 @@ def solve_master_blocks(working: WorkingSet, n_blocks: int, kappa: float,
         Relative duality gap at which to stop.
     max_sweeps : int
         At most ``max_sweeps`` times (cuts + blocks) active-set iterations.
+    out_of_time : callable or None
+        ``out_of_time()`` True: the time budget is spent; the current (feasible)
+        multipliers are returned.
 
     Returns
     -------
@@ -412,7 +454,8 @@ def solve_master_blocks(working: WorkingSet, n_blocks: int, kappa: float,
     """
     G, c = working.gradient, working.offset
     lam, _ = simplex_product_qp(G, c, working.block, n_blocks, kappa, lam, gap_tol=tol,
-                                max_iter=max_sweeps * (len(working) + n_blocks))
+                                max_iter=max_sweeps * (len(working) + n_blocks),
+                                out_of_time=out_of_time)
     return working.w(lam), lam
 
 
@@ -610,7 +653,8 @@ def run_cutting_plane(
         outer = (best.primal - best.dual) / max(abs(best.primal), np.finfo(float).tiny)
         try:
             w, lam = solve_master(working, n_blocks, kappa, master,
-                                  tol=sharpen * max(outer, rec.tol), solver_name=master_solver)
+                                  tol=sharpen * max(outer, rec.tol), solver_name=master_solver,
+                                  out_of_time=rec.out_of_time)
         except SolverError as error:  # the bound so far stands; say why the run stopped
             status, message = Status.NUMERICAL, f"stopped: {error}"
             break
@@ -639,11 +683,14 @@ def run_cutting_plane(
 def _polish(best: _Best, finish: Finish,
             strong_convexity: float) -> tuple[float, np.ndarray | None]:
     """Run an exact finish from the best point and its certified radius; keep its point and
-    bound where better; return its seconds and the multipliers of its bound when it raised
-    the bound (None otherwise)."""
+    bound where better (a finish that fails keeps neither); return its seconds and the
+    multipliers of its bound when it raised the bound (None otherwise)."""
     started = time.perf_counter()
     radius = certified_radius(best.primal - best.dual, strong_convexity)
-    polished = finish(best.w, radius)
+    try:
+        polished = finish(best.w, radius)
+    except SolverError:  # a finish that does not terminate (ill-conditioned cuts) adds nothing
+        polished = None
     raised = None
     if polished is not None:
         if polished.primal < best.primal:

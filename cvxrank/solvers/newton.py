@@ -64,6 +64,7 @@ import math
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from cvxrank import tolerances
@@ -146,6 +147,7 @@ def solve_truncated_newton(
     d = X.shape[1]
     max_cg = max(50, 2 * d) if max_cg_iter is None else int(max_cg_iter)
     certified = "primal_certificate" in f.capabilities
+    columns = _columns(X)
     w = np.zeros(d)
     s = np.zeros(X.shape[0])
     ev = loss_engine.evaluate(s)
@@ -174,7 +176,8 @@ def solve_truncated_newton(
             return v + C * np.asarray(X.T @ hessp(np.asarray(X @ v)))
 
         direction, n_cg = _conjugate_gradient(
-            matvec, g, _forcing(g_norm / g0_norm, rec), max_cg)
+            matvec, g, _forcing(g_norm / g0_norm, rec), max_cg,
+            hessian_diagonal(columns, C, hessp))
         cg_counts.append(n_cg)
         decrement = float(g @ direction)
         if not decrement > 0:  # CG returned no descent direction: fall back to the gradient
@@ -220,9 +223,43 @@ def _forcing(ratio: float, rec: TraceRecorder) -> float:
     return min(0.5, ratio if quadratic else math.sqrt(ratio))
 
 
-def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float,
-                        maxiter: int) -> tuple[np.ndarray, int]:
-    """``scipy.sparse.linalg.cg`` on the operator ``matvec``; the solution and its iterations."""
+def _columns(X: Any) -> list[np.ndarray] | sp.csc_matrix:
+    """The columns of ``X`` for :func:`hessian_diagonal`: contiguous copies (dense ``X``) or
+    the CSC form (sparse ``X``), made once per fit."""
+    if sp.issparse(X):
+        return sp.csc_matrix(X)
+    return [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
+
+
+def hessian_diagonal(columns: list[np.ndarray] | sp.csc_matrix, C: float,
+                     hessp: Any) -> np.ndarray:
+    r"""The diagonal of the Newton system :math:`H = I + C X^\top H_L X`, the Jacobi
+    preconditioner of CG: :math:`H_{jj} = 1 + C\, x_j^\top H_L x_j` for each column
+    :math:`x_j` (d products with :math:`H_L`, O(nd) in all, about one Hessian product).
+
+    Preconditioning CG by this diagonal is CG on the column-scaled system
+    :math:`D^{-1/2} H D^{-1/2}`: the Newton direction no longer depends on the scale of a
+    feature (a raw count beside normalized features puts a 1e16 spread on the diagonal of
+    H, where plain CG stalls), as in LIBLINEAR's preconditioned trust-region Newton
+    (Hsia, Chiang & Lin, ACML 2018).
+    """
+    if sp.issparse(columns):
+        d = columns.shape[1]
+        diag = np.empty(d)
+        for j in range(d):
+            lo, hi = columns.indptr[j], columns.indptr[j + 1]
+            col = np.zeros(columns.shape[0])
+            col[columns.indices[lo:hi]] = columns.data[lo:hi]
+            diag[j] = col @ hessp(col)
+    else:
+        diag = np.array([col @ hessp(col) for col in columns])
+    return 1.0 + C * np.maximum(diag, 0.0)
+
+
+def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float, maxiter: int,
+                        diagonal: np.ndarray) -> tuple[np.ndarray, int]:
+    """``scipy.sparse.linalg.cg`` on the operator ``matvec``, preconditioned by the inverse
+    of ``diagonal`` (Jacobi); the solution and its iterations."""
     iterations = 0
 
     def count(_x: np.ndarray) -> None:
@@ -230,8 +267,11 @@ def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float,
         iterations += 1
 
     n = b.size
+    inverse = 1.0 / diagonal
     x, _ = spla.cg(spla.LinearOperator((n, n), matvec=matvec, dtype=np.float64), b,
-                   rtol=rtol, atol=0.0, maxiter=maxiter, callback=count)
+                   rtol=rtol, atol=0.0, maxiter=maxiter, callback=count,
+                   M=spla.LinearOperator((n, n), matvec=lambda v: inverse * np.ravel(v),
+                                         dtype=np.float64))
     return x, iterations
 
 

@@ -56,7 +56,11 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+
+from cvxrank.errors import SolverError
 
 #: Warm-start entries below this fraction of the cap are set to 0 (their weight goes to the
 #: block's slack): an interior-point solver's multipliers of inactive cuts are tiny but
@@ -69,7 +73,9 @@ PROJECTED_TRIALS = 6
 
 
 def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None = None,
-               *, tol: float = 1e-12, max_iter: int = 10_000) -> tuple[np.ndarray, int]:
+               *, tol: float = 1e-12, max_iter: int = 10_000,
+               out_of_time: Callable[[], bool] | None = None
+               ) -> tuple[np.ndarray, int]:
     r"""Minimize :math:`\tfrac12 x^\top Q x - b^\top x` over :math:`\{x \ge 0, 1^\top x =
     \text{total}\}` by a primal active-set method.
 
@@ -94,12 +100,23 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
     tol : float
         KKT violation allowed, relative to :math:`1 + |\nu|`.
     max_iter : int
+    out_of_time : callable or None
+        ``out_of_time()`` True: the time budget is spent; the current (feasible) point is
+        returned.
 
     Returns
     -------
     x : ndarray of shape (t,)
-        Feasible (to rounding), optimal for ``Q`` plus the ridge.
+        Feasible (to rounding), optimal for ``Q`` plus the ridge (unless the time budget
+        ran out).
     n_iter : int
+
+    Raises
+    ------
+    SolverError
+        When the method does not terminate: a support it solved comes back (cycling, which
+        exact arithmetic excludes: rounding on an ill-conditioned Q), ``max_iter`` KKT
+        solves, or a non-finite Q or step.
     """
     t = b.size
     if x0 is None or abs(x0.sum() - total) > 1e-9 * total or np.any(x0 < 0):
@@ -111,9 +128,14 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
         solved = True  # if x0 solves the QP on its support (checked below), skip that solve
     support = x > 0
     ridge = 1e-12 * max(float(np.max(np.diag(Q), initial=0.0)), np.finfo(float).tiny)
+    if not (np.isfinite(ridge) and np.all(np.isfinite(b))):
+        raise SolverError("the master QP has non-finite data (the cuts overflow)")
+    guard = _CycleGuard("the one-block master QP", max_iter, out_of_time)
     for it in range(max_iter):
         idx = np.flatnonzero(support)
         k = idx.size
+        if guard.stop():
+            return x, it
         if solved:
             solved = False
             g = Q[:, idx] @ x[idx] + ridge * x - b
@@ -133,6 +155,9 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
             except np.linalg.LinAlgError:
                 sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
             y = sol[:k]
+            if not np.all(np.isfinite(sol)):
+                raise SolverError("the one-block master QP's KKT system gave a non-finite "
+                                  "solution (ill-conditioned cuts)")
             if np.any(y < 0):
                 d = y - x[idx]
                 shrinking = d < 0
@@ -144,6 +169,7 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
                 if not support.any():
                     support[int(np.argmax(b))] = True
                 continue
+            guard.optimal_on(idx)
             x = np.zeros(t)
             x[idx] = y
             nu = -float(sol[k])  # g = nu on the support
@@ -154,7 +180,44 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
         if violation[j] <= tol * (1.0 + abs(nu)):
             return x, it
         support[j] = True
-    return x, max_iter
+    raise guard.exhausted()
+
+
+class _CycleGuard:
+    """Termination of an active-set loop: the supports whose KKT system it solved (one
+    that comes back is cycling, which only rounding causes), the iteration cap and the
+    time budget."""
+
+    def __init__(self, what: str, max_iter: int,
+                 out_of_time: Callable[[], bool] | None) -> None:
+        self.what, self.max_iter, self.out_of_time = what, max_iter, out_of_time
+        self.seen: dict[bytes, int] = {}
+        self.iterations = 0
+
+    def stop(self) -> bool:
+        """True when the time budget is spent (return the current feasible point); raises
+        :class:`~cvxrank.errors.SolverError` past the cap."""
+        if self.out_of_time is not None and self.out_of_time():
+            return True
+        self.iterations += 1
+        if self.iterations > self.max_iter:
+            raise self.exhausted()
+        return False
+
+    def optimal_on(self, support: np.ndarray) -> None:
+        """Note that the iterate is the optimum of the QP restricted to ``support``. The
+        objective decreases strictly after it, so in exact arithmetic such a support comes
+        back at most once (a coordinate that entered at 0 and must leave again at once);
+        a third time is cycling (SolverError)."""
+        key = support.tobytes()
+        self.seen[key] = self.seen.get(key, 0) + 1
+        if self.seen[key] > 2:
+            raise SolverError(f"{self.what} cycled (a support came back: rounding on "
+                              f"ill-conditioned cuts)")
+
+    def exhausted(self) -> SolverError:
+        """The error of a loop past its iteration cap."""
+        return SolverError(f"{self.what} did not terminate in {self.max_iter} iterations")
 
 
 def master_gap(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks: int,
@@ -298,7 +361,9 @@ def _project(y: np.ndarray, block: np.ndarray, n_blocks: int, total: float) -> n
 def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks: int,
                        total: float, lam0: np.ndarray | None = None, *,
                        gap_tol: float = 0.0, tol: float = 1e-12,
-                       max_iter: int = 10_000) -> tuple[np.ndarray, int]:
+                       max_iter: int = 10_000,
+                       out_of_time: Callable[[], bool] | None = None
+               ) -> tuple[np.ndarray, int]:
     r"""Minimize :math:`\tfrac12\|G^\top\lambda\|^2 - c^\top\lambda` over
     :math:`\lambda \ge 0` with :math:`\sum_{t: \text{block}_t = i} \lambda_t \le`
     ``total`` for every block i: an interior-point start (without ``lam0``) and a primal
@@ -325,12 +390,20 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
         KKT violation allowed, relative to :math:`1 + |\nu_i|` in block i.
     max_iter : int
         Active-set iterations (KKT solves) at most.
+    out_of_time : callable or None
+        ``out_of_time()`` True: the time budget is spent; the current (feasible) point is
+        returned.
 
     Returns
     -------
     lam : ndarray of shape (m,)
         Feasible: :math:`\lambda \ge 0` and every block's sum at most ``total``.
     n_iter : int
+
+    Raises
+    ------
+    SolverError
+        As :func:`simplex_qp`: cycling, ``max_iter`` KKT solves, non-finite data or steps.
     """
     m, n_features = G.shape
     # the slacks are zero cuts; the coordinates sorted by block (each block's slack last)
@@ -346,12 +419,17 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
     support = x > 0
     ridge = 1e-12 * max(float(np.max(np.einsum("ij,ij->i", G, G), initial=0.0)),
                         np.finfo(float).tiny)
+    if not (np.isfinite(ridge) and np.all(np.isfinite(c))):
+        raise SolverError("the master QP has non-finite data (the cuts overflow)")
     drop_below = 1e-15 * total
     one_at_a_time = False
+    guard = _CycleGuard("the several-block master QP", max_iter, out_of_time)
     n_iter = 0
-    for _ in range(max_iter):
-        n_iter += 1
+    while True:
         idx = np.flatnonzero(support)
+        if guard.stop():
+            break
+        n_iter += 1
         k = idx.size
         Gs = Gx[idx]
         kkt = np.zeros((k + n_blocks, k + n_blocks))
@@ -365,7 +443,11 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
         except np.linalg.LinAlgError:
             sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
         y = sol[:k]
+        if not np.all(np.isfinite(sol)):
+            raise SolverError("the several-block master QP's KKT system gave a non-finite "
+                              "solution (ill-conditioned cuts)")
         if np.all(y >= 0):
+            guard.optimal_on(idx)
             x = np.zeros(m + n_blocks)
             x[idx] = y
             w = Gs.T @ y
