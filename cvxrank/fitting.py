@@ -21,6 +21,7 @@ import numpy as np
 from cvxrank import tolerances
 from cvxrank.capabilities import missing_capabilities, require
 from cvxrank.certify import EvaluationTarget, radius_rule
+from cvxrank.data.scales import scale_note
 from cvxrank.errors import CvxrankError
 from cvxrank.formulations.base import Formulation, Objective
 from cvxrank.trace import (
@@ -187,9 +188,12 @@ def fit_formulation(
     if not isinstance(formulation, Formulation):
         return run
     note = zero_model_note(formulation, run.w, tol if tol is not None else
-                           tolerances.FAST_SOLVER_GAP)
-    return run.replace(message=f"{run.message}; {note}" if note else run.message,
-                       info={"zero_model": bool(note)})
+                           tolerances.FAST_SOLVER_GAP,
+                           explain=run.status not in (Status.TIME_BUDGET, Status.INTERRUPTED))
+    scales = "" if run.converged or run.status is Status.INTERRUPTED else scale_note(
+        formulation.data.X)
+    message = "; ".join(part for part in (run.message, scales, note) if part)
+    return run.replace(message=message, info={"zero_model": bool(note)})
 
 
 def exact_zero(formulation: Objective, run: Run) -> Run:
@@ -234,11 +238,14 @@ def meaningful_C(formulation: Formulation, tol: float) -> float | None:
     return 2.0 * tol * float(ev.value) / g2 if g2 > 0 and ev.value > 0 else None
 
 
-def zero_model_note(formulation: Formulation, w: np.ndarray, tol: float) -> str:
+def zero_model_note(formulation: Formulation, w: np.ndarray, tol: float, *,
+                    explain: bool = True) -> str:
     """A sentence for a fit that returned w = 0, or whose C is below :func:`meaningful_C`
-    (where the loss term's effect is below the tolerance); empty otherwise."""
+    (where the loss term's effect is below the tolerance); empty otherwise. Without
+    ``explain`` (a run stopped by its time budget or an interrupt) :func:`meaningful_C`,
+    a loss evaluation that costs a structured oracle call, is left out."""
     weights = np.asarray(w)[: formulation.data.n_features]
-    low = meaningful_C(formulation, tol)
+    low = meaningful_C(formulation, tol) if explain else None
     C = formulation.params().get("C")
     where = "" if low is None else (
         f"; for this data C >= {low:.2g} gives an optimum that differs from w = 0 by more "

@@ -122,3 +122,13 @@ UNTIL_EXTRA_ITERATIONS = (10, 2.0)
 #: fraction of ``||w||`` (once its tolerance is met): the weights are then known to this
 #: relative precision, whatever data they later score.
 MODEL_RADIUS = 1e-4
+
+#: Feature columns whose largest magnitudes are this many times apart (or features this far
+#: from unit scale) make a problem ill-conditioned for the dual and first-order solvers: a
+#: run that stops short of its tolerance on such data says so (:mod:`cvxrank.data.scales`).
+SCALE_SPREAD = 1e3
+
+#: Headroom of the overflow check (:func:`cvxrank.data.scales.check_magnitude`): the
+#: largest feature magnitude squared, times features and documents squared (a sum of
+#: squared pair differences), must stay below this fraction of the largest float64.
+OVERFLOW_HEADROOM = 1e-10

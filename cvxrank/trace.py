@@ -473,6 +473,7 @@ class TraceRecorder:
         self._elapsed = 0.0
         self._wall_start = time.perf_counter()
         self._started = self._wall_start
+        self._last_call: float | None = None
 
     def out_of_time(self) -> bool:
         """Whether the time budget has run out (False without one): a subproblem (a cutting
@@ -544,7 +545,11 @@ class TraceRecorder:
         if w is None and alpha is None:
             raise ValueError("record needs w or alpha")
         budget = self.options.time_budget
-        out_of_time = budget is not None and started - self._wall_start >= budget
+        # the budget is spent, or the next iteration, as long as the last one, would
+        # overrun it (an oracle call of a minute is not started with 30 s left)
+        iteration = 0.0 if self._last_call is None else started - self._last_call
+        self._last_call = started
+        out_of_time = budget is not None and started - self._wall_start + iteration >= budget
         last = converged or k >= self.max_iter or out_of_time or _STOP.is_set()
         f = self.formulation
         due = k % self.record_every == 0 or last or not self.trace.iteration
@@ -607,7 +612,9 @@ class TraceRecorder:
         elif k >= self.max_iter:
             go_on = self._stop(Status.MAX_ITER, f"stopped: max_iter={self.max_iter} reached")
         elif out_of_time:
-            go_on = self._stop(Status.TIME_BUDGET, f"stopped: time budget {budget:g} s reached")
+            go_on = self._stop(Status.TIME_BUDGET, f"stopped: time budget {budget:g} s reached"
+                               + ("" if started - self._wall_start >= budget else
+                                  f" at the next iteration (the last took {iteration:.3g} s)"))
         elif _STOP.is_set():
             go_on = self._stop(Status.INTERRUPTED, "stopped: interrupted (Ctrl-C)")
         if go_on and self.options.callback is not None and self.options.callback(

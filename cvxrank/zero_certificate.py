@@ -195,11 +195,17 @@ def _interior(V: np.ndarray, block: np.ndarray, n_blocks: int) -> np.ndarray | N
 
 
 def _min_norm(V: np.ndarray, block: np.ndarray, n_blocks: int) -> np.ndarray:
-    """The minimum-norm point of the sum over blocks of the pool's hulls (a QP)."""
+    """The minimum-norm point of the sum over blocks of the pool's hulls (a QP; the zero
+    vector, which concludes nothing, when the solver fails)."""
     lam = cp.Variable(V.shape[0], nonneg=True)
     E = _indicator(block, n_blocks)
     problem = cp.Problem(cp.Minimize(cp.sum_squares(V.T @ lam)), [E @ lam == 1])
-    _solve(problem)  # any p will do: the oracle's exact support at -p decides
+    try:
+        _solve(problem)  # any p will do: the oracle's exact support at -p decides
+    except cp.SolverError:
+        return np.zeros(V.shape[1])
+    if lam.value is None:
+        return np.zeros(V.shape[1])
     return V.T @ np.clip(np.asarray(lam.value, dtype=np.float64), 0.0, None)
 
 

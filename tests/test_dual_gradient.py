@@ -137,7 +137,8 @@ def test_callback_true_stops(problems: dict) -> None:
 
 def test_time_budget_stops(problems: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a clock where every projection takes 10 ms (one in the set-up, one per
-    iteration), a 55 ms budget stops the run at the first record past it: iteration 5."""
+    iteration), a 55 ms budget stops the run at the last record from which one more
+    iteration would overrun it: iteration 4 (at 50 ms), never past the budget."""
     f, _ = problems[(INSTANCES[2][0], "hinge")]
     clock = install_clock(monkeypatch, trace_module)
     project = f.project_dual
@@ -149,8 +150,8 @@ def test_time_budget_stops(problems: dict, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(f, "project_dual", slow_project)
     r = solve_projected_gradient(f, tol=0.0, max_iter=10**8, time_budget=0.055)
     assert r.status is Status.TIME_BUDGET and "time budget" in r.message and not r.converged
-    assert r.n_iter == 5 and r.trace.iteration == list(range(6))
-    assert r.trace.time[-2] < 0.055 <= r.trace.time[-1] == r.time
+    assert r.n_iter == 4 and r.trace.iteration == list(range(5))
+    assert r.trace.time[-1] == r.time <= 0.055 < r.trace.time[-1] + 0.01
     assert 0.01 <= r.setup_time < 0.02  # the set-up's projection
 
 

@@ -299,8 +299,11 @@ def format_report(report: dict[str, Any]) -> str:
 
     params = ", ".join(f"{p.name}={report[p.name]}" for p in get(report["method"]).params
                        if p.name in report)
-    sizes = ", ".join(f"{report[key]:,} {label}" for key, label in
-                      (("n_pairs", "pairs"), ("n_dual", "dual variables")) if key in report)
+    counts = [f"{report[key]:,} {label}" for key, label in
+              (("n_pairs", "pairs"), ("n_dual", "dual variables")) if key in report]
+    if "n_dual" not in report and "n_dual_log10" in report:
+        counts.append(f"10^{report['n_dual_log10']:.1f} dual variables")
+    sizes = ", ".join(counts)
     lines = [
         f"method     {report['method']} ({report['loss']}{', ' + params if params else ''})",
         f"train      {report['train']}" + (f" ({sizes})" if sizes else ""),

@@ -30,6 +30,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from cvxrank.data.ranking_data import RankingData, row_scores
+from cvxrank.data.scales import check_magnitude
 from cvxrank.sets import ConvexSet
 from cvxrank.tolerances import C_RANGE
 
@@ -208,6 +209,7 @@ class Objective(ABC):
     linear_scores: bool = True
 
     def __init__(self, data: RankingData, **hyper_parameters: float) -> None:
+        check_magnitude(data.X)  # features whose squares overflow: refused up front
         self.data = data
         self._hyper: dict[str, HyperParameter] = {}
         for key, value in hyper_parameters.items():

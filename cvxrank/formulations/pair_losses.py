@@ -125,7 +125,9 @@ class ExplicitPairLoss:
             clipped = np.minimum(pos, 1.0)
             value = float(c @ np.where(r > 1.0, 2.0 * r - 1.0, pos * pos))
             slope = 2.0 * clipped
-            curvature = 2.0 * c * ((r > 0) & (r < 1.0))
+            # r = 1 on the quadratic side (as the sorted engine's difference of two
+            # squared hinges): at w = 0 every r is 1, and H = I there scales nothing
+            curvature = 2.0 * c * ((r > 0) & (r <= 1.0))
             margin_hinge = float("nan")
         grad = -(self.AT @ (c * slope))
 

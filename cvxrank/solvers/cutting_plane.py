@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -391,7 +392,9 @@ def solve_master_cvxpy(working: WorkingSet, n_blocks: int, kappa: float,
     outcomes = []
     for name in dict.fromkeys((solver_name.upper(), *MASTER_SOLVERS)):
         try:
-            problem.solve(solver=name)
+            with warnings.catch_warnings():  # "may be inaccurate": the status says it
+                warnings.simplefilter("ignore", UserWarning)
+                problem.solve(solver=name)
         except (cp.error.SolverError, ValueError) as error:  # failed, or not installed
             outcomes.append(f"{name}: {str(error).splitlines()[0][:80]}")
             continue

@@ -1,0 +1,73 @@
+"""Feature scales: the overflow check every formulation runs on its data, and the note a
+run that stopped short of its tolerance adds when the features are badly scaled.
+
+A raw count beside normalized features (one column 1e8 times the others), or features far
+from unit scale, leave the primal problem well posed but make its dual ill-conditioned:
+the weight of a large column is of order 1/scale and a dual method represents it as a sum
+of terms of order scale, which cancel below rounding. The truncated Newton solvers work in
+a column-scaled metric (their Jacobi-preconditioned CG, :func:`cvxrank.solvers.newton.
+hessian_diagonal`) and reach the optimum at any column scale; the other solvers stop with
+their certified gap above the tolerance, and :func:`scale_note` says why. Magnitudes whose
+squares overflow float64 sums are refused up front (:func:`check_magnitude`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from cvxrank import tolerances
+from cvxrank.errors import UsageError
+
+
+def column_scales(X: np.ndarray | sp.spmatrix) -> np.ndarray:
+    """The largest magnitude of each feature column (0 for an all-zero column)."""
+    if sp.issparse(X):
+        return np.asarray(abs(sp.csc_matrix(X)).max(axis=0).toarray()).ravel()
+    X = np.asarray(X)
+    return np.abs(X).max(axis=0, initial=0.0) if X.size else np.zeros(X.shape[1])
+
+
+def magnitude_limit(n_documents: int, n_features: int) -> float:
+    r"""The largest feature magnitude M accepted: :math:`M^2 d n^2` (a bound on any sum of
+    squared pair differences) at most :data:`~cvxrank.tolerances.OVERFLOW_HEADROOM` times
+    the largest float64."""
+    size = max(n_features, 1) * max(n_documents, 1) ** 2
+    return math.sqrt(np.finfo(np.float64).max * tolerances.OVERFLOW_HEADROOM / size)
+
+
+def check_magnitude(X: np.ndarray | sp.spmatrix) -> None:
+    """Raise :class:`~cvxrank.errors.UsageError` when the features are so large that the
+    solvers' sums of squares overflow float64 (:func:`magnitude_limit`)."""
+    scales = column_scales(X)
+    limit = magnitude_limit(X.shape[0], X.shape[1])
+    if scales.size and float(scales.max()) > limit:
+        j = int(np.argmax(scales))
+        raise UsageError(
+            f"feature {j + 1} reaches {scales[j]:.3g}: squares of features this large "
+            f"overflow float64 sums (at most {limit:.3g} for {X.shape[0]:,} documents x "
+            f"{X.shape[1]} features); rescale the features")
+
+
+def scale_note(X: np.ndarray | sp.spmatrix) -> str:
+    """Why a run on ``X`` may have stopped short of its tolerance, when the features are
+    badly scaled (:data:`~cvxrank.tolerances.SCALE_SPREAD`); empty otherwise."""
+    scales = column_scales(X)
+    used = np.flatnonzero(scales > 0)
+    if used.size == 0:
+        return ""
+    big, small = used[np.argmax(scales[used])], used[np.argmin(scales[used])]
+    spread = float(scales[big] / scales[small])
+    advice = ("; rescale the features (per column, or per query: cvxrank.data.query_minmax) "
+              "or, for a squared hinge or Huber loss, use prsvm+ (column-scaled Newton)")
+    if spread >= tolerances.SCALE_SPREAD:
+        return (f"the features are badly scaled: feature {big + 1} reaches {scales[big]:.3g}, "
+                f"feature {small + 1} only {scales[small]:.3g} ({spread:.1e} apart), which "
+                f"leaves this solver's problem ill-conditioned" + advice)
+    if not 1.0 / tolerances.SCALE_SPREAD < scales[big] < tolerances.SCALE_SPREAD:
+        return (f"the features are far from unit scale (up to {scales[big]:.3g}): C acts as "
+                f"C x {scales[big] ** 2:.3g} on unit-scale features, an ill-conditioned "
+                f"problem for this solver" + advice)
+    return ""
