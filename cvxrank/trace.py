@@ -475,6 +475,13 @@ class TraceRecorder:
         self._started = self._wall_start
         self._last_call: float | None = None
 
+    def seconds_left(self) -> float | None:
+        """Seconds of the time budget left (None without one; at least 0)."""
+        budget = self.options.time_budget
+        if budget is None:
+            return None
+        return max(0.0, budget - (time.perf_counter() - self._wall_start))
+
     def out_of_time(self) -> bool:
         """Whether the time budget has run out (False without one): a subproblem (a cutting
         plane's master) stops there, and the next record ends the run with status

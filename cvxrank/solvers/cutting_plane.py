@@ -81,6 +81,7 @@ References
 from __future__ import annotations
 
 import math
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -602,6 +603,11 @@ def run_cutting_plane(
     if master == "active-set" and n_blocks != 1:
         raise ValueError(f"the active-set master has one block; this problem has {n_blocks}")
     rec = TraceRecorder(formulation, options)
+    # a formulation's separation oracle (an assignment, a sort per query) may outlast the
+    # whole budget: with one, its calls after the first can be abandoned at the budget
+    # (:func:`within_budget`); the 1-slack's sorted pass is called directly
+    threaded = options.time_budget is not None and "separation_oracle" in getattr(
+        formulation, "capabilities", ())
     one_block = master == "active-set"
     working = WorkingSet(formulation.data.n_features, gram=one_block,
                          zero_cut=kappa if one_block else None)
@@ -617,7 +623,14 @@ def run_cutting_plane(
     message: str | None = None
     while True:
         started = time.perf_counter()
-        cuts = oracle(w)
+        cuts = within_budget(oracle, w, rec.seconds_left()) if threaded and k else oracle(w)
+        if cuts is None:  # the budget ran out during the call: a last row, at this time
+            rec.record(k, w=best.w, values=(best.primal, best.dual),
+                       extra={"cuts": working.n_cuts, **step})
+            status, message = Status.TIME_BUDGET, (
+                f"stopped: time budget {options.time_budget:g} s reached during a separation "
+                f"oracle call (left to finish in the background, its result unused)")
+            break
         excess = cuts.loss - xi
         violated = np.flatnonzero(excess > VIOLATION * (1.0 + cuts.loss))
         step["violation"] = float(np.max(excess))
@@ -681,6 +694,35 @@ def run_cutting_plane(
     return rec.result(best.w, alpha, k, name, status=status, message=message,
                       cuts=working.snapshot(), n_cuts=working.n_cuts, cuts_added=added,
                       finishes=finishes, **totals)
+
+
+def within_budget(oracle: Callable[[np.ndarray], QueryCuts], w: np.ndarray,
+                  seconds: float | None) -> QueryCuts | None:
+    """``oracle(w)``, or None when it has not returned within ``seconds`` (None: no limit).
+
+    A separation oracle can take longer than a whole time budget (DORM's assignment on a
+    query of 5,000 documents: about 30 s): with a budget it runs in a worker thread
+    (SciPy's assignment and NumPy release the GIL) and the run stops when the budget
+    does; the abandoned call finishes in the background (a daemon thread, which does not
+    keep the process alive).
+    """
+    if seconds is None:
+        return oracle(w)
+    result: list[QueryCuts] = []
+    failure: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            result.append(oracle(w))
+        except BaseException as error:  # re-raised in the caller's thread
+            failure.append(error)
+
+    worker = threading.Thread(target=call, name="cvxrank-oracle", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if failure:
+        raise failure[0]
+    return result[0] if result else None
 
 
 def _polish(best: _Best, finish: Finish,

@@ -56,6 +56,7 @@ References
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -127,9 +128,14 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
         x = x0.astype(np.float64, copy=True)
         solved = True  # if x0 solves the QP on its support (checked below), skip that solve
     support = x > 0
-    ridge = 1e-12 * max(float(np.max(np.diag(Q), initial=0.0)), np.finfo(float).tiny)
-    if not (np.isfinite(ridge) and np.all(np.isfinite(b))):
+    largest = float(np.max(np.diag(Q), initial=0.0))
+    if not (math.isfinite(largest) and np.all(np.isfinite(b))):
         raise SolverError("the master QP has non-finite data (the cuts overflow)")
+    if largest == 0.0:  # Q = 0 (every cut's gradient is 0): an LP, solved at a vertex
+        x = np.zeros(t)
+        x[int(np.argmax(b))] = total
+        return x, 0
+    ridge = 1e-12 * largest
     guard = _CycleGuard("the one-block master QP", max_iter, out_of_time)
     for it in range(max_iter):
         idx = np.flatnonzero(support)
