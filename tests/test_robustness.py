@@ -273,3 +273,21 @@ def test_a_slow_oracle_does_not_outlast_the_time_budget(monkeypatch) -> None:
     assert time.perf_counter() - started < 2.0
     assert run.status is Status.TIME_BUDGET and "separation oracle" in run.message
     assert np.isfinite(run.objective)
+
+
+def test_a_report_that_fails_leaves_no_model(tmp_path, monkeypatch, capsys) -> None:
+    """The model is written only once the whole report is rendered."""
+    import cvxrank.cli.fit as cli_fit
+
+    data = make_synthetic(n_queries=3, docs_per_query=5, n_features=2, seed=0)
+    train, model = tmp_path / "train.txt", tmp_path / "model.json"
+    write_svmlight(data, train)
+
+    def broken(report):
+        raise ValueError("the report cannot be rendered")
+
+    monkeypatch.setattr(cli_fit, "format_report", broken)
+    code = main(["fit", "--train", str(train), "--save-model", str(model)])
+    assert code != 0 and not model.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.txt"]
+    capsys.readouterr()

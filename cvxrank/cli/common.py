@@ -180,10 +180,15 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def json_text(obj: Mapping[str, Any]) -> str:
+    """``obj`` as one JSON object (indented, strict: no NaN)."""
+    return json.dumps(to_jsonable(obj), indent=2, allow_nan=False)
+
+
 def emit_json(obj: Mapping[str, Any], stream: Any = None) -> None:
-    """Print ``obj`` as one JSON object (indented, strict: no NaN) to stdout."""
+    """Print ``obj`` as one JSON object (:func:`json_text`) to stdout."""
     out = sys.stdout if stream is None else stream
-    out.write(json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n")
+    out.write(json_text(obj) + "\n")
 
 
 def error_message(exc: BaseException) -> str:

@@ -66,7 +66,7 @@ from cvxrank.cli.common import (
     add_data_format_options,
     add_json_flag,
     add_progress_flag,
-    emit_json,
+    json_text,
     load_data,
     positive_float,
     positive_int,
@@ -249,15 +249,15 @@ def run_fit(args: argparse.Namespace) -> int:
     }
     if test is not None:
         report.update(test_report(formulation, run, test, target, convention, args))
+    # the whole report is rendered before the model is written: a report that fails
+    # leaves no model behind
+    text = json_text(report) if args.json else format_report(report)
     if args.save_model:
         model = {"method": args.method, "loss": loss, **params, "solver": run.solver,
                  "objective": run.objective, "status": run.status.value, "gap": run.gap,
                  "w_radius": run.w_radius, **formulation.model_arrays(run.w)}
         write_json_atomically(args.save_model, model)
-    if args.json:
-        emit_json(report)
-    else:
-        print(format_report(report))
+    print(text)
     if run.finished:
         return 0
     if args.require_converged:

@@ -319,9 +319,11 @@ def solve_master(working: WorkingSet, n_blocks: int, kappa: float, master: str, 
     (:math:`\lambda \ge 0`, at most :math:`\kappa` per block), :math:`w = G^\top\lambda`
     for the hand-written masters.
 
-    A hand-written master that does not terminate (it cycles or reaches its iteration cap:
-    rounding on ill-conditioned cuts) falls back to CVXPY, and CVXPY's solver to the next of
-    :data:`MASTER_SOLVERS` (:func:`solve_master_cvxpy`).
+    A master that fails falls back to the others: a hand-written one that does not terminate
+    (it cycles or reaches its iteration cap: rounding on ill-conditioned cuts) to CVXPY,
+    whose solver falls back to the next of :data:`MASTER_SOLVERS`
+    (:func:`solve_master_cvxpy`), and CVXPY (an interior point can fail at C = 1e10 and
+    beyond) to the hand-written several-block active set, which takes any block count.
 
     Parameters
     ----------
@@ -343,21 +345,25 @@ def solve_master(working: WorkingSet, n_blocks: int, kappa: float, master: str, 
     SolverError
         If every fallback fails.
     """
-    try:
-        if master == "active-set":
-            lam, _ = simplex_qp(working.gram, working.offset, kappa, working.multiplier,
-                                out_of_time=out_of_time)
-            return working.w(lam), lam
-        if master == "blocks":
-            return solve_master_blocks(working, n_blocks, kappa, tol=tol, out_of_time=out_of_time)
-    except SolverError as error:
-        failed = f"{error}; "
-    else:
-        failed = ""
-    try:
+    def active_set() -> tuple[np.ndarray, np.ndarray]:
+        lam, _ = simplex_qp(working.gram, working.offset, kappa, working.multiplier,
+                            out_of_time=out_of_time)
+        return working.w(lam), lam
+
+    def blocks() -> tuple[np.ndarray, np.ndarray]:
+        return solve_master_blocks(working, n_blocks, kappa, tol=tol, out_of_time=out_of_time)
+
+    def cvxpy() -> tuple[np.ndarray, np.ndarray]:
         return solve_master_cvxpy(working, n_blocks, kappa, solver_name)
-    except SolverError as error:
-        raise SolverError(f"{failed}{error}") from None
+
+    first = {"active-set": active_set, "blocks": blocks, "cvxpy": cvxpy}[master]
+    failures = []
+    for attempt in dict.fromkeys((first, cvxpy, blocks)):  # the chosen one, then the others
+        try:
+            return attempt()
+        except SolverError as error:
+            failures.append(str(error))
+    raise SolverError("; ".join(failures))
 
 
 #: CVXPY solvers the master is tried with, in this order after the one asked for.
@@ -396,8 +402,8 @@ def solve_master_cvxpy(working: WorkingSet, n_blocks: int, kappa: float,
             with warnings.catch_warnings():  # "may be inaccurate": the status says it
                 warnings.simplefilter("ignore", UserWarning)
                 problem.solve(solver=name)
-        except (cp.error.SolverError, ValueError) as error:  # failed, or not installed
-            outcomes.append(f"{name}: {str(error).splitlines()[0][:80]}")
+        except (cp.error.SolverError, ValueError):  # failed, or not installed
+            outcomes.append(f"{name} failed")
             continue
         if (problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and w.value is not None
                 and np.all(np.isfinite(w.value)) and cuts.dual_value is not None):
