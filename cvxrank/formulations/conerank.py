@@ -54,6 +54,7 @@ import scipy.sparse as sp
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, build_pairs
 from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.scales import check_magnitude
 from cvxrank.formulations.base import Formulation, Objective
 from cvxrank.sets import L2Ball, SumBand
 
@@ -173,8 +174,10 @@ def cone_pairs(data: RankingData, *, alpha: float = 1.0, rho: float | None = Non
     Raises
     ------
     ValueError
-        If no query has two grades (no pairs), or alpha, rho are not finite and > 0.
+        If no query has two grades (no pairs), or alpha, rho are not finite and > 0
+        (:class:`~cvxrank.errors.UsageError` for features whose squares overflow).
     """
+    check_magnitude(data.X)  # before the differences' norms, which would overflow
     pairs = build_pairs(data, max_pairs=max_pairs)
     rho = float(np.sqrt(data.n_features)) if rho is None else float(rho)
     X = data.X

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cvxrank import tolerances
 from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.scales import check_magnitude
 from cvxrank.formulations.base import Formulation
 from cvxrank.registry import Entry, register
 from cvxrank.registry.rates import NEWTON_RATE
@@ -15,6 +16,7 @@ def _kernel_ranksvm(data: RankingData, params: dict) -> Formulation:
     from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
     from cvxrank.kernel import gram_matrix
 
+    check_magnitude(data.X)  # before the Gram matrix, whose distances would overflow
     gamma = float(params.get("gamma", 1.0 / data.n_features))
     K = gram_matrix(data.X, kernel="rbf", gamma=gamma)
     return KernelRankSVM(data, K, loss="squared_hinge", C=float(params.get("C", 1.0)))
