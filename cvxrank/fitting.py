@@ -191,7 +191,7 @@ def fit_formulation(
                            tolerances.FAST_SOLVER_GAP,
                            explain=run.status not in (Status.TIME_BUDGET, Status.INTERRUPTED))
     scales = "" if run.converged or run.status is Status.INTERRUPTED else scale_note(
-        formulation.data.X)
+        formulation.data.X, newton=run.solver in ("prsvm", "prsvm+"))
     message = "; ".join(part for part in (run.message, scales, note) if part)
     return run.replace(message=message, info={"zero_model": bool(note)})
 

@@ -51,17 +51,19 @@ def check_magnitude(X: np.ndarray | sp.spmatrix) -> None:
             f"{X.shape[1]} features); rescale the features")
 
 
-def scale_note(X: np.ndarray | sp.spmatrix) -> str:
+def scale_note(X: np.ndarray | sp.spmatrix, *, newton: bool = False) -> str:
     """Why a run on ``X`` may have stopped short of its tolerance, when the features are
-    badly scaled (:data:`~cvxrank.tolerances.SCALE_SPREAD`); empty otherwise."""
+    badly scaled (:data:`~cvxrank.tolerances.SCALE_SPREAD`); empty otherwise. ``newton``:
+    the run was the column-scaled Newton's (not advised again)."""
     scales = column_scales(X)
     used = np.flatnonzero(scales > 0)
     if used.size == 0:
         return ""
     big, small = used[np.argmax(scales[used])], used[np.argmin(scales[used])]
     spread = float(scales[big] / scales[small])
-    advice = ("; rescale the features (per column, or per query: cvxrank.data.query_minmax) "
-              "or, for a squared hinge or Huber loss, use prsvm+ (column-scaled Newton)")
+    advice = "; rescale the features (per column, or per query: cvxrank.data.query_minmax)"
+    if not newton:
+        advice += " or, for a squared hinge or Huber loss, use prsvm+ (column-scaled Newton)"
     if spread >= tolerances.SCALE_SPREAD:
         return (f"the features are badly scaled: feature {big + 1} reaches {scales[big]:.3g}, "
                 f"feature {small + 1} only {scales[small]:.3g} ({spread:.1e} apart), which "
