@@ -18,6 +18,7 @@ that ``y`` is required.
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -36,10 +37,13 @@ from cvxrank.formulations.ocsvm import OrdinalSVM, OrdinalSVMSumOfMargins, grade
 from cvxrank.formulations.rankmm import RankMM
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import auc, evaluate
+from cvxrank.model_file import SavedModel, read_model
 from cvxrank.trace import Run
 
 if TYPE_CHECKING:
     from sklearn.utils import Tags
+
+    from cvxrank.data.normalize import Normalization
 
 
 def _queries(n: int, qid: Any | None, group: Any | None) -> dict[str, Any]:
@@ -64,8 +68,14 @@ class LinearRanker(BaseEstimator):
     point), ``n_iter_``, ``fit_time_``, ``solver_``, ``status_`` (the run's
     :class:`~cvxrank.trace.Status` value), ``w_radius_`` (certified bound on
     ``||coef_ - w*||``), ``n_features_in_``, ``n_pairs_`` (preference pairs, the dual
-    variables of the pairwise methods) and ``fit_result_`` (the full
-    :class:`cvxrank.trace.Run`).
+    variables of the pairwise methods), ``fit_result_`` (the full
+    :class:`cvxrank.trace.Run`) and ``normalization_`` (None: the features are scored as
+    given).
+
+    A model saved by ``cvxrank fit --save-model`` loads as its method's fitted estimator
+    (:func:`load_model`); when the fit normalized the features (``--normalize``),
+    ``normalization_`` holds that map and :meth:`predict` and :meth:`score` apply it to
+    ``X`` first (per query for ``query-minmax``: give ``qid`` or ``group``).
     """
 
     def _formulation(self, data: RankingData) -> Formulation:
@@ -130,6 +140,7 @@ class LinearRanker(BaseEstimator):
         self.w_radius_ = run.w_radius
         self.fit_result_ = run
         self.n_features_in_ = data.n_features
+        self.normalization_ = None
         sizes = formulation.sizes()
         self.n_pairs_ = sizes.get("n_pairs", sizes.get("n_dual"))
         return self
@@ -150,6 +161,29 @@ class LinearRanker(BaseEstimator):
     def _solver_options(self) -> dict[str, Any]:
         """The solver's own options (none for the linear rankers)."""
         return {}
+
+    def _solver_params(self, solver: str) -> dict[str, Any]:
+        """The parameters that make :meth:`_solver_name` the solver ``solver`` (the inverse
+        of :meth:`_solver_name`; a saved model records the solver's name)."""
+        return {"solver": solver}
+
+    def _set_saved(self, model: SavedModel) -> None:
+        """The fitted attributes of a saved model (:func:`load_model`): ``coef_`` (an
+        ordinal model's ``thresholds_`` and ``classes_``), ``n_features_in_``,
+        ``normalization_`` and the fit's ``objective_``, ``n_iter_``, ``solver_``,
+        ``status_`` and ``w_radius_``."""
+        self.coef_ = model.weights.copy()
+        if "thresholds" in model.arrays:
+            self.thresholds_ = model.arrays["thresholds"].copy()
+            self.classes_ = model.arrays["grades"].copy()
+        self.objective_ = model.objective
+        self.n_iter_ = model.iterations
+        self.solver_ = model.solver
+        self.status_ = model.status
+        self.w_radius_ = model.w_radius
+        self.n_features_in_ = model.n_features
+        self.normalization_ = (None if model.normalization.kind == "none"
+                               else model.normalization)
 
     def _set_model(self, formulation: Objective, run: Run) -> None:
         """``coef_`` (the scoring weights) and, for an ordinal model, its thresholds."""
@@ -189,18 +223,34 @@ class LinearRanker(BaseEstimator):
             )
         return M
 
-    def predict(self, X: Any) -> np.ndarray:
+    def _features(self, X: Any, qid: Any | None, group: Any | None) -> Matrix:
+        """``X`` validated (:meth:`_check_X`) and mapped by ``normalization_`` (if any),
+        its queries given by ``qid`` or ``group`` (neither: one query); rows in the given
+        order."""
+        M = self._check_X(X)
+        normalization: Normalization | None = getattr(self, "normalization_", None)
+        if normalization is None:
+            return M
+        data = RankingData.from_arrays(M, np.zeros(M.shape[0]),
+                                       **_queries(M.shape[0], qid, group))
+        mapped = normalization.apply(data).X
+        return mapped if data.order is None else mapped[np.argsort(data.order)]
+
+    def predict(self, X: Any, qid: Any | None = None, group: Any | None = None) -> np.ndarray:
         """Ranking scores ``X @ coef_`` (higher is more relevant).
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_documents, n_features_in_)
+        qid, group : array-like, optional
+            As in :meth:`fit`; used only by a loaded model whose features are normalized
+            per query (``normalization_``).
 
         Returns
         -------
         ndarray of shape (n_documents,)
         """
-        return np.asarray(self._check_X(X) @ self.coef_).ravel()
+        return np.asarray(self._features(X, qid, group) @ self.coef_).ravel()
 
     def score(
         self,
@@ -216,7 +266,7 @@ class LinearRanker(BaseEstimator):
 
         ``qid`` and ``group`` are as in :meth:`fit` (neither: one query).
         """
-        M = self._check_X(X)
+        M = self._features(X, qid, group)
         data = RankingData.from_arrays(M, y, **_queries(M.shape[0], qid, group))
         scores = np.asarray(data.X @ self.coef_).ravel()
         return float(evaluate(data.y, scores, data.query_ptr, preset=preset, k=k)[f"ndcg@{k}"])
@@ -441,9 +491,12 @@ class OrdinalSVMRanker(LinearRanker):
             return OrdinalSVMSumOfMargins(data, C=self.C)
         raise ValueError(f"margin must be 'fixed' or 'sum', got {self.margin!r}")
 
-    def predict_grades(self, X: Any) -> np.ndarray:
-        """Grade of each row of ``X`` (values of :attr:`classes_`)."""
-        return grades_from_scores(self.predict(X), self.thresholds_, self.classes_)
+    def predict_grades(self, X: Any, qid: Any | None = None,
+                       group: Any | None = None) -> np.ndarray:
+        """Grade of each row of ``X`` (values of :attr:`classes_`); ``qid`` and ``group`` as
+        in :meth:`predict`."""
+        return grades_from_scores(self.predict(X, qid, group), self.thresholds_,
+                                  self.classes_)
 
 
 class RankMMRanker(RankSVMRanker):
@@ -735,6 +788,17 @@ class ConeRankRanker(LinearRanker):
     def _solver_options(self) -> dict[str, Any]:
         return {} if self.solver == "alternation" else {"mu": self.mu}
 
+    def _solver_params(self, solver: str) -> dict[str, Any]:
+        """``solver`` and ``variant`` from a solver name such as ``"stochastic-sg"`` (the
+        inverse of :meth:`_solver_name`)."""
+        name, _, variant = solver.rpartition("-")
+        return {"solver": name, "variant": variant}
+
+    def _set_saved(self, model: SavedModel) -> None:
+        """The linear rankers' fitted attributes, and the basis ``U_``."""
+        super()._set_saved(model)
+        self.U_ = model.arrays["U"].copy()
+
     def _set_model(self, formulation: Objective, run: Run) -> None:
         """The basis ``U_``, the linear scorer ``coef_`` and ``run_`` (the solver's run)."""
         U, _ = formulation.split(run.w)  # type: ignore[attr-defined]
@@ -771,7 +835,7 @@ class ConeRankRanker(LinearRanker):
             In the rows' given order.
         """
         self._check_scoring()
-        M = self._check_X(X)
+        M = self._features(X, qid, group)
         if self.scoring == "linear":
             return np.asarray(M @ self.coef_).ravel()
         data = RankingData.from_arrays(M, np.zeros(M.shape[0]),
@@ -796,7 +860,45 @@ class ConeRankRanker(LinearRanker):
         """Mean NDCG@k over the queries of the scores of :meth:`predict` (``letor3``
         conventions unless told otherwise); ``qid`` and ``group`` as in :meth:`fit`."""
         self._check_scoring()
-        M = self._check_X(X)
+        M = self._features(X, qid, group)
         data = RankingData.from_arrays(M, y, **_queries(M.shape[0], qid, group))
         scores = self._scores(data)
         return float(evaluate(data.y, scores, data.query_ptr, preset=preset, k=k)[f"ndcg@{k}"])
+
+
+def load_model(path: str | os.PathLike[str]) -> LinearRanker:
+    """The fitted estimator of a model file of ``cvxrank fit --save-model``.
+
+    The estimator is the method's (:meth:`cvxrank.methods.Method.make_estimator`: e.g.
+    :class:`RankSVMRanker` for ``ranksvm``, ``MethodRanker(method="dorm")`` for DORM), its
+    parameters (``get_params()``) those of the fit: the loss, the method's parameters and
+    the solver that made the model; its fitted attributes those the file records
+    (``coef_``, OC SVM's ``thresholds_`` and ``classes_``, ConeRank's ``U_``,
+    ``n_features_in_``, ``objective_``, ``n_iter_``, ``solver_``, ``status_``,
+    ``w_radius_``, and ``normalization_``, the feature map of ``fit --normalize``, which
+    :meth:`~LinearRanker.predict` applies); not ``fit_result_``, ``fit_time_`` nor
+    ``n_pairs_``, which the file does not hold. ``predict(X)`` then gives the scores that
+    ``cvxrank predict`` gives the same documents (up to rounding: the command scores row
+    by row).
+
+    Parameters
+    ----------
+    path : path-like
+        The model file (:mod:`cvxrank.model_file`).
+
+    Returns
+    -------
+    LinearRanker
+
+    Raises
+    ------
+    cvxrank.errors.DataFormatError
+        For a file that is not a valid model file (:func:`cvxrank.model_file.read_model`).
+    """
+    from cvxrank.methods import get
+
+    model = read_model(path)
+    estimator = get(model.method).make_estimator(loss=model.loss, **model.params)
+    estimator.set_params(**estimator._solver_params(model.solver))
+    estimator._set_saved(model)
+    return estimator

@@ -6,9 +6,11 @@ Usage::
                      [--preset letor3|letor4|trec|sklearn|lightgbm] [--k 10] [--per-query]
                      [--format svmlight|lightgbm] [--query QUERY_FILE] [--json]
 
-With ``--model`` (a file of ``cvxrank fit --save-model``) the model scores the data and the
-report adds ``certified``: per measure, whether its value is the exact optimum's (every w'
-within the model's certified radius ``w_radius`` of its w ranks every query alike,
+With ``--model`` (a file of ``cvxrank fit --save-model``, :mod:`cvxrank.model_file`) the
+model scores the data, mapped first by the model's normalization as its training data was
+(a data file with another number of features than the model is refused), and the report
+adds ``certified``: per measure, whether its value is the exact optimum's (every w' within
+the model's certified radius ``w_radius`` of its w ranks every query alike,
 :mod:`cvxrank.measure_certificate`) and how many queries are not (null counts: the model
 has no certificate, e.g. ConeRank's).
 
@@ -53,6 +55,7 @@ from cvxrank.cli.common import (
 if TYPE_CHECKING:
     from cvxrank.data.ranking_data import RankingData
     from cvxrank.metrics import Convention
+    from cvxrank.model_file import SavedModel
 
 #: Presets listed in ``--help`` when :mod:`cvxrank.metrics` cannot be imported (that module's
 #: ``PRESETS`` is the authority; ``get_preset`` rejects unknown names).
@@ -111,6 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_evaluate(args: argparse.Namespace) -> int:
     """The ``evaluate`` subcommand."""
     from cvxrank.metrics import get_preset
+    from cvxrank.model_file import read_model
 
     convention = get_preset(args.preset)  # an unknown preset fails before any file is read
     model = read_model(args.model) if args.model else None
@@ -118,7 +122,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if model is None:
         scores = read_scores(args.scores, data.n_documents, data_source=args.data)
     else:
-        scores = model_scores(model, data, args.model)
+        data = model.features(data, args.data)
+        scores = model_scores(model, data)
     result = measure_scores(data, scores, convention=convention, preset=args.preset, k=args.k,
                             per_query=args.per_query)
     if model is not None:
@@ -139,67 +144,36 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_model(path: str) -> dict[str, Any]:
-    """The JSON document of a model file, with its weights checked.
-
-    Raises
-    ------
-    DataFormatError
-        For a file that is not JSON or holds no weights ``w`` (nor a ConeRank basis ``U``).
-    """
-    import json
-
-    from cvxrank.errors import DataFormatError
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            model = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(path, exc.lineno, f"not a JSON model file ({exc.msg})") from None
-    if not isinstance(model, dict) or not ("w" in model or "U" in model):
-        raise DataFormatError(path, None, "not a cvxrank model: it has no weights 'w' (save "
-                              "one with `cvxrank fit --save-model`)")
-    return model
-
-
-def model_scores(model: dict[str, Any], data: RankingData, path: str) -> np.ndarray:
-    """The scores a saved model gives ``data``'s documents: ``X @ w`` row by row, or for
-    ConeRank Alg. 2's votes (``scoring: vote``) or ``X @ v``.
-
-    Raises
-    ------
-    DataFormatError
-        When the data have more features than the model.
-    """
+def model_scores(model: SavedModel, data: RankingData) -> np.ndarray:
+    """The scores a saved model gives the documents of ``data`` (already mapped by
+    :meth:`~cvxrank.model_file.SavedModel.features`), with the arithmetic of the fit's
+    formulation (``scores``): ``X @ w`` row by row
+    (:func:`~cvxrank.data.ranking_data.row_scores`), or for ConeRank Alg. 2's votes
+    (``scoring: vote``) or ``X @ v``."""
     from cvxrank.data.ranking_data import row_scores
-    from cvxrank.errors import DataFormatError
 
-    vector = np.asarray(model.get("w", model.get("v")), dtype=np.float64)
-    if data.n_features > vector.size:
-        raise DataFormatError(path, None, f"the model has {vector.size} features, the data "
-                              f"{data.n_features}")
-    X = data.pad_features(vector.size).X
-    if "U" in model and model.get("scoring", "vote") == "vote":
+    if model.scoring == "vote":
         from cvxrank.formulations.conerank import vote_scores
 
-        return vote_scores(np.asarray(model["U"], dtype=np.float64), X, data.query_ptr)
-    return row_scores(X, vector)
+        return vote_scores(model.arrays["U"], data.X, data.query_ptr)
+    if "U" in model.arrays:
+        return np.asarray(data.X @ model.weights).ravel()
+    return row_scores(data.X, model.weights)
 
 
-def model_certificate(model: dict[str, Any], data: RankingData, result: dict[str, Any],
+def model_certificate(model: SavedModel, data: RankingData, result: dict[str, Any],
                       preset: str) -> dict[str, Any]:
-    """Per measure of ``result``, whether the saved model certifies it on ``data``
-    (:func:`cvxrank.certify.measure_report`; nothing without a radius)."""
+    """Per measure of ``result``, whether the saved model certifies it on ``data`` (mapped
+    as the model scores it; :func:`cvxrank.certify.measure_report`; nothing without a
+    finite radius, e.g. ConeRank's)."""
     from cvxrank.certify import measure_report
     from cvxrank.measure_certificate import certify_measures
 
     measures = [m for m in result if m not in ("k", "k_requested", "ties", "per_query")]
-    radius = model.get("w_radius")
-    if "w" not in model or radius is None:
+    if "w" not in model.arrays or not np.isfinite(model.w_radius):
         return measure_report(None, measures)
-    w = np.asarray(model["w"], dtype=np.float64)
-    certificate = certify_measures(data.pad_features(w.size).X, data.y, data.query_ptr, w,
-                                   float(radius), measures=measures, convention=preset)
+    certificate = certify_measures(data.X, data.y, data.query_ptr, model.arrays["w"],
+                                   model.w_radius, measures=measures, convention=preset)
     return measure_report(certificate, measures)
 
 

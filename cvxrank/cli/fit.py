@@ -5,7 +5,8 @@ Usage::
     cvxrank fit --method METHOD [--loss LOSS] [--C C] [method parameters]
                 --train FILE [--test FILE] [--solver NAME] [--tol TOL] [--max-iter N]
                 [--time-budget SECONDS] [--require-converged] [--preset letor3] [--k 10]
-                [--save-model MODEL.json] [--progress] [--json]
+                [--normalize none|zscore|minmax|query-minmax] [--save-model MODEL.json]
+                [--progress] [--json]
 
 Every method of :data:`cvxrank.methods.METHODS` is fitted the same way: its formulation is
 built from the training file, ``--loss`` and its parameters (the method's row declares them,
@@ -35,17 +36,27 @@ JSON (``--json``): ``method``, ``loss``, the method's parameters, ``train``, ``s
 (seconds on the solver's clock, set-up included), ``setup_time``, ``clock`` (what ``time``
 measures), ``status``, ``converged``, ``message``, ``gap`` (certified duality gap),
 ``relative_gap``, ``w_radius`` (certified bound on ``||w - w*||``; null without one),
-``zero_model``, the formulation's sizes (``n_dual``, ``n_pairs``); with ``--test`` also
-``preset``, the measure keys of ``cvxrank evaluate --json`` (``ndcg@1``..``ndcg@k``,
-``p@1``..``p@k``, ``map``, ``mrr``), ``certified`` (per measure: ``certified`` and
-``uncertified_queries``) and, for OC SVM, ``grade_accuracy`` and ``grade_mae``.
+``normalize``, ``zero_model``, the formulation's sizes (``n_dual``, ``n_pairs``); with
+``--test`` also ``preset``, the measure keys of ``cvxrank evaluate --json``
+(``ndcg@1``..``ndcg@k``, ``p@1``..``p@k``, ``map``, ``mrr``), ``certified`` (per measure:
+``certified`` and ``uncertified_queries``) and, for OC SVM, ``grade_accuracy`` and
+``grade_mae``.
 
-``--save-model`` writes a JSON file with the method, its parameters, the status and
-certificate (``gap``, ``w_radius``) and the model's arrays (the weights ``w``; OC SVM adds
-its thresholds and grades, ConeRank writes its basis ``U`` and linear scorer ``v``), after
-the report has been computed (``cvxrank evaluate --model`` scores data with it and says
-which measures are certified). It refuses to write over the training, test or ``--query``
-file, and writes through a temporary file renamed into place (:mod:`cvxrank.output_files`).
+``--normalize`` maps the features before the fit
+(:data:`cvxrank.data.normalize.NORMALIZATIONS`): ``zscore`` and ``minmax`` column by column
+with the training set's statistics, which map the ``--test`` file too (and any data the
+saved model scores); ``query-minmax`` inside each query (LETOR's QueryLevelNorm, no
+statistics). The default ``none`` keeps them as given.
+
+``--save-model`` writes the model file of :mod:`cvxrank.model_file` (JSON: the method, its
+loss and parameters, the feature count, the normalization and its statistics, a fingerprint
+of the training data, the status and certificate, the model's arrays: the weights ``w``; OC
+SVM adds its thresholds and grades, ConeRank writes its basis ``U`` and linear scorer
+``v``), after the whole report has been rendered (a report that fails leaves no model).
+``cvxrank predict`` scores data with it, ``cvxrank evaluate --model`` measures it and says
+which measures are certified, :func:`cvxrank.load_model` gives its estimator. It refuses to
+write over the training, test or ``--query`` file, and writes through a temporary file
+renamed into place (:mod:`cvxrank.output_files`).
 
 Exit codes: 0 when the run converged (or, for a solver without a stopping test such as
 ConeRank's stochastic Alg. 1, made the iterations it was asked for); **3** when it returned
@@ -58,9 +69,8 @@ option of another method), with one line ``cvxrank: error: <reason>`` on stderr.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cvxrank.cli.common import (
     add_data_format_options,
@@ -73,8 +83,12 @@ from cvxrank.cli.common import (
     progress_wanted,
 )
 from cvxrank.errors import CvxrankError, UsageError
-from cvxrank.jsonable import to_jsonable
-from cvxrank.output_files import refuse_input, write_text_atomically
+from cvxrank.output_files import refuse_input
+
+if TYPE_CHECKING:
+    from cvxrank.data.normalize import Normalization
+    from cvxrank.data.ranking_data import RankingData
+    from cvxrank.model_file import SavedModel
 
 #: What the reported ``time`` measures (the JSON key ``clock``).
 CLOCK = ("solver: set-up (pairs, sorted blocks, Lipschitz constant, CVXPY compilation) and "
@@ -200,6 +214,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--preset", default="letor3",
                         help="metric conventions for --test (default letor3)")
     parser.add_argument("--k", type=positive_int, default=10, help="largest cut-off k (default 10)")
+    normalize_option(parser)
     add_progress_flag(parser)
     parser.add_argument("--save-model", metavar="MODEL", default=None,
                         help="write the fitted model (JSON) to MODEL")
@@ -225,6 +240,8 @@ def run_fit(args: argparse.Namespace) -> int:
                      option="--save-model")
     train, _, _ = load_data(args.train, args.format, args.query)
     test = load_data(args.test, args.format, None)[0] if args.test else None
+    training = training_record(args.train, train) if args.save_model else {}
+    train, test, normalization = normalized(args.normalize, train, test)
     # The formulation and fit_formulation directly (what the estimators call), so that a
     # fit from the command line does not import scikit-learn (about 1 s of start-up).
     formulation = method.build(train, loss=loss, **params)
@@ -244,6 +261,7 @@ def run_fit(args: argparse.Namespace) -> int:
         **params,
         "train": args.train,
         **run_report(run),
+        "normalize": args.normalize,
         "zero_model": bool(run.info.get("zero_model", False)),
         **formulation.sizes(),
     }
@@ -253,10 +271,12 @@ def run_fit(args: argparse.Namespace) -> int:
     # leaves no model behind
     text = json_text(report) if args.json else format_report(report)
     if args.save_model:
-        model = {"method": args.method, "loss": loss, **params, "solver": run.solver,
-                 "objective": run.objective, "status": run.status.value, "gap": run.gap,
-                 "w_radius": run.w_radius, **formulation.model_arrays(run.w)}
-        write_json_atomically(args.save_model, model)
+        from cvxrank.model_file import write_model
+
+        write_model(args.save_model, saved_model(
+            formulation, run, method=args.method, loss=loss,
+            params={**params, **solver_options}, training=training,
+            normalization=normalization))
     print(text)
     if run.finished:
         return 0
@@ -286,11 +306,58 @@ def test_report(formulation: Any, run: Any, test: Any, target: Any, convention: 
     return out
 
 
-def write_json_atomically(path: str, document: dict[str, Any]) -> None:
-    """Write ``document`` to ``path`` through a temporary file in the same folder, renamed
-    into place only once it is complete (an interrupted write leaves no partial file;
-    :func:`cvxrank.output_files.write_text_atomically`)."""
-    write_text_atomically(path, json.dumps(to_jsonable(document), indent=2) + "\n")
+def normalize_option(parser: argparse.ArgumentParser) -> None:
+    """``--normalize``: the feature map fitted on the training data."""
+    from cvxrank.data.normalize import NORMALIZATIONS
+
+    parser.add_argument("--normalize", choices=NORMALIZATIONS, default="none",
+                        help="map the features before the fit: zscore or minmax per column "
+                        "with the training set's statistics (applied to --test and stored "
+                        "in the saved model), query-minmax inside each query (LETOR's "
+                        "QueryLevelNorm); default none")
+
+
+def normalized(kind: str, train: RankingData, test: RankingData | None) -> tuple[
+        RankingData, RankingData | None, Normalization]:
+    """The training and test data mapped by the normalization ``kind`` fitted on the
+    training data, and that map. The test data is first padded with zero features to the
+    training width (an SVMlight file need not list trailing zero features; a wider test
+    file is refused, :meth:`~cvxrank.data.ranking_data.RankingData.pad_features`)."""
+    from cvxrank.data.normalize import fit_normalization
+
+    normalization = fit_normalization(kind, train)
+    if test is not None:
+        test = normalization.apply(test.pad_features(train.n_features))
+    return normalization.apply(train), test, normalization
+
+
+def training_record(path: str, train: RankingData) -> dict[str, Any]:
+    """What a saved model records of its training data (as read, before normalization):
+    the file, a fingerprint (:func:`cvxrank.formulations.base.data_fingerprint`) and the
+    counts."""
+    from cvxrank.formulations.base import data_fingerprint
+
+    return {"file": path, "fingerprint": data_fingerprint(train),
+            "n_documents": train.n_documents, "n_queries": train.n_queries}
+
+
+def saved_model(formulation: Any, run: Any, *, method: str, loss: str, params: dict[str, Any],
+                training: dict[str, Any], normalization: Normalization) -> SavedModel:
+    """The model file's content (:class:`cvxrank.model_file.SavedModel`) of the ``run`` of
+    a fit of ``formulation``: method ``method`` with ``loss`` and parameters ``params``, on
+    training data recorded by :func:`training_record`, mapped by ``normalization``."""
+    import numpy as np
+
+    from cvxrank.model_file import SavedModel
+
+    arrays = {name: np.asarray(value, dtype=np.float64)
+              for name, value in formulation.model_arrays(run.w).items()}
+    return SavedModel(
+        method=method, loss=loss, params=params, n_features=formulation.data.n_features,
+        normalization=normalization, training_data=training, solver=run.solver,
+        iterations=run.n_iter, objective=run.objective, status=run.status.value,
+        converged=run.converged, gap=run.gap, relative_gap=run.relative_gap,
+        w_radius=run.w_radius, arrays=arrays)
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -304,6 +371,9 @@ def format_report(report: dict[str, Any]) -> str:
     if "n_dual" not in report and "n_dual_log10" in report:
         counts.append(f"10^{report['n_dual_log10']:.1f} dual variables")
     sizes = ", ".join(counts)
+    normalize = report.get("normalize", "none")
+    if normalize != "none":
+        sizes = ", ".join(filter(None, (sizes, f"features {normalize}-normalized")))
     lines = [
         f"method     {report['method']} ({report['loss']}{', ' + params if params else ''})",
         f"train      {report['train']}" + (f" ({sizes})" if sizes else ""),

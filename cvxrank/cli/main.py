@@ -6,7 +6,8 @@ subcommand is one entry in :data:`COMMANDS`.
 
 Only the module of the subcommand being run is imported (the others appear in ``--help``
 through their summary in :data:`COMMANDS`), so that ``cvxrank --help``, ``--version``,
-``data`` and ``evaluate`` never import CVXPY or scikit-learn.
+``data``, ``evaluate`` and ``predict`` never import scikit-learn, nor CVXPY (but for a
+ConeRank model's votes).
 
 Exit codes: 0 on success; 2 for bad input (a :class:`cvxrank.errors.CvxrankError`, a
 ``ValueError``, an ``OSError``, a ``MemoryError`` or an ``OverflowError`` from reading or
@@ -35,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "evaluate": "NDCG@k, P@k, MAP and MRR of a scores file",
     "verify": "check every fast solver against certified CVXPY optima",
     "fit": "train a ranking model (and evaluate it on a test file)",
+    "predict": "score a data file with a saved model (scores file or TREC run)",
     "figures": "regenerate the convergence figures (PNG + CSV)",
     "reproduce": "rerun a paper's experiment (table or figure)",
     "grid": "the LETOR protocol: grid per fold, select on vali, report test",

@@ -1,6 +1,9 @@
-"""Per-query feature normalization (LETOR's QueryLevelNorm and z-scoring)."""
+"""Feature normalization: per query (LETOR's QueryLevelNorm and z-scoring), and fitted
+column maps that a saved model applies to new data alike (:class:`Normalization`)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -48,3 +51,84 @@ def query_zscore(data: RankingData) -> RankingData:
     varies = np.repeat(varies, data.query_sizes, axis=0)
     out = np.divide(centered, std, out=np.zeros_like(X), where=varies & (std > 1e-300))
     return data.with_features(out)
+
+
+#: The feature maps of ``cvxrank fit --normalize`` (and of a saved model): the features as
+#: given, z-scored or min-max scaled column by column with the training set's statistics,
+#: or min-max scaled inside each query (:func:`query_minmax`, LETOR's QueryLevelNorm).
+NORMALIZATIONS = ("none", "zscore", "minmax", "query-minmax")
+
+#: The kinds whose map is fitted: per-column statistics of the training set.
+COLUMN_NORMALIZATIONS = ("zscore", "minmax")
+
+
+@dataclass(frozen=True, eq=False)
+class Normalization:
+    """A feature map fitted on training data, applied alike to any data (:func:`fit_normalization`).
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`NORMALIZATIONS`.
+    shift, scale : ndarray of shape (n_features,) or None
+        For ``zscore`` and ``minmax``: column k maps to ``(x_k - shift[k]) / scale[k]``
+        (``scale > 0``); None for the other kinds, which have no statistics.
+    """
+
+    kind: str
+    shift: np.ndarray | None = None
+    scale: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in NORMALIZATIONS:
+            raise ValueError(f"unknown normalization {self.kind!r}; expected one of "
+                             f"{', '.join(NORMALIZATIONS)}")
+        fitted = self.kind in COLUMN_NORMALIZATIONS
+        if fitted != (self.shift is not None and self.scale is not None):
+            raise ValueError(f"normalization {self.kind}: shift and scale are "
+                             f"{'required' if fitted else 'not taken'}")
+
+    @property
+    def n_features(self) -> int | None:
+        """The number of columns of the statistics (None without statistics)."""
+        return None if self.shift is None else int(self.shift.size)
+
+    def apply(self, data: RankingData) -> RankingData:
+        """``data`` with its features mapped (the same object for ``none``; dense otherwise).
+
+        Raises
+        ------
+        ValueError
+            When the statistics have another number of columns than ``data``.
+        """
+        if self.kind == "none":
+            return data
+        if self.kind == "query-minmax":
+            return query_minmax(data)
+        if data.n_features != self.n_features:
+            raise ValueError(f"the {self.kind} statistics have {self.n_features} features, "
+                             f"the data {data.n_features}")
+        return data.with_features((_dense(data) - self.shift) / self.scale)
+
+
+def fit_normalization(kind: str, data: RankingData) -> Normalization:
+    """The map ``kind`` (one of :data:`NORMALIZATIONS`) fitted on ``data``'s documents.
+
+    ``zscore``: shift the column's mean, scale its (population) standard deviation;
+    ``minmax``: shift its minimum, scale its range, so that the training values lie in
+    [0, 1]. A column that is constant (max == min, found exactly) gets the shift of its value
+    and the scale 1: it maps to 0 on the training set, and new data keeps its offset from the
+    training value.
+    """
+    if kind not in COLUMN_NORMALIZATIONS:
+        return Normalization(kind)
+    X = _dense(data)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    varies = hi > lo
+    if kind == "minmax":
+        shift, spread = lo, hi - lo
+    else:
+        shift, spread = X.mean(axis=0), X.std(axis=0)
+    usable = varies & (spread > 0)  # a spread that underflows to 0 cannot divide
+    return Normalization(kind, shift=np.where(varies, shift, lo),
+                         scale=np.where(usable, spread, 1.0))
