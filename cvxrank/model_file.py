@@ -134,21 +134,25 @@ class SavedModel:
         return "linear"
 
     def features(self, data: RankingData, source: str | None = None) -> RankingData:
-        """``data`` as the model scores it: checked to have :attr:`n_features` columns,
-        then mapped by :attr:`normalization`.
+        """``data`` as the model scores it: :attr:`n_features` columns, then mapped by
+        :attr:`normalization`. A file with fewer columns is padded with zeros (SVMlight
+        leaves zero features out, so a file whose last features are 0 everywhere reads
+        narrower); one with more is refused.
 
         Raises
         ------
         DataFormatError
             Naming the model file and ``source`` (default ``data.source``) with both
-            feature counts, when they differ.
+            feature counts, when the data has features the model was not trained on.
         """
-        if data.n_features != self.n_features:
+        if data.n_features > self.n_features:
             where = source or data.source or "the data"
             raise DataFormatError(self.path or "the model", None,
                                   f"the model has {self.n_features} features but {where} has "
                                   f"{data.n_features}; it scores only data with the features "
                                   "it was trained on")
+        if data.n_features < self.n_features:
+            data = data.pad_features(self.n_features)
         return self.normalization.apply(data)
 
     def document(self) -> dict[str, Any]:

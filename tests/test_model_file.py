@@ -232,17 +232,25 @@ def test_loaded_query_minmax_model_normalizes_per_query(capsys, files, tmp_path)
 
 
 def test_another_feature_count_is_refused(capsys, files, tmp_path) -> None:
+    """More features than the model: refused in one line. Fewer: the file's last features
+    are 0 (SVMlight leaves zeros out), scored as such."""
     train, _ = files
     model = tmp_path / "m.json"
     run_json(capsys, "fit", "--train", train, "--save-model", model)
-    for n_features in (4, 6):
-        other = tmp_path / f"other{n_features}.txt"
-        write_svmlight(make_synthetic(n_queries=2, docs_per_query=4, n_features=n_features,
-                                      seed=5), other)
-        for command in ("predict", "evaluate"):
-            code, out, err = run(capsys, command, "--model", model, "--data", other)
-            assert_one_line_error(code, out, err, str(model), "the model has 5 features",
-                                  f"{other} has {n_features}")
+    wide = tmp_path / "other6.txt"
+    write_svmlight(make_synthetic(n_queries=2, docs_per_query=4, n_features=6, seed=5), wide)
+    for command in ("predict", "evaluate"):
+        code, out, err = run(capsys, command, "--model", model, "--data", wide)
+        assert_one_line_error(code, out, err, str(model), "the model has 5 features",
+                              f"{wide} has 6")
+    narrow_data = make_synthetic(n_queries=2, docs_per_query=4, n_features=4, seed=5)
+    narrow = tmp_path / "other4.txt"
+    write_svmlight(narrow_data, narrow)
+    scores = tmp_path / "s.txt"
+    code, _, _ = run(capsys, "predict", "--model", model, "--data", narrow, "--out", scores)
+    w = np.asarray(json.loads(model.read_text())["w"])
+    expected = np.asarray(narrow_data.X) @ w[:4]
+    assert code == 0 and np.allclose(np.loadtxt(scores), expected, rtol=1e-12)
     X = read_svmlight(train).X
     with pytest.raises(ValueError, match="X has 6 features"):
         load_model(model).predict(np.hstack([X, X[:, :1]]))
