@@ -291,3 +291,28 @@ def test_a_report_that_fails_leaves_no_model(tmp_path, monkeypatch, capsys) -> N
     assert code != 0 and not model.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.txt"]
     capsys.readouterr()
+
+
+def test_a_huge_ranking_count_is_reported_as_log10(tmp_path, capsys) -> None:
+    """DORM on a query of 200 documents: 200! rankings, never a long integer in the JSON."""
+    data = make_synthetic(n_queries=1, docs_per_query=200, n_features=3, seed=0)
+    path = tmp_path / "one-query.txt"
+    write_svmlight(data, path)
+    main(["fit", "--method", "dorm", "--train", str(path), "--json", "--time-budget", "5"])
+    out = capsys.readouterr().out
+    report = json.loads(out)
+    assert "n_dual" not in report and abs(report["n_rankings_log10"] - 374.9) < 0.1
+    assert not any(isinstance(v, int) and abs(v) > 2 ** 53 for v in report.values())
+    main(["fit", "--method", "dorm", "--train", str(path), "--time-budget", "5"])
+    assert "10^374.9 rankings" in capsys.readouterr().out
+
+
+def test_gzip_files_are_read_directly(tmp_path) -> None:
+    import gzip
+
+    data = make_synthetic(n_queries=3, docs_per_query=5, n_features=2, seed=0)
+    plain = tmp_path / "train.txt"
+    write_svmlight(data, plain)
+    packed = tmp_path / "train.txt.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert np.array_equal(np.asarray(read_svmlight(packed).X), np.asarray(read_svmlight(plain).X))

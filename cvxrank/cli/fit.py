@@ -368,8 +368,8 @@ def format_report(report: dict[str, Any]) -> str:
                        if p.name in report)
     counts = [f"{report[key]:,} {label}" for key, label in
               (("n_pairs", "pairs"), ("n_dual", "dual variables")) if key in report]
-    if "n_dual" not in report and "n_dual_log10" in report:
-        counts.append(f"10^{report['n_dual_log10']:.1f} dual variables")
+    if "n_dual" not in report and "n_rankings_log10" in report:
+        counts.append(f"10^{report['n_rankings_log10']:.1f} rankings (dual variables)")
     sizes = ", ".join(counts)
     normalize = report.get("normalize", "none")
     if normalize != "none":

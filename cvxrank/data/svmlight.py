@@ -9,6 +9,8 @@ line, which names the first bad line.
 
 from __future__ import annotations
 
+import gzip
+import io
 import math
 import os
 import re
@@ -49,13 +51,17 @@ _INDEX = re.compile(r"[0-9]+")
 #: A query id after ``qid:``: a decimal integer that fits in int64.
 _QID = re.compile(r"[+-]?[0-9]+")
 
+#: The first two bytes of a gzip file (RFC 1952).
+GZIP_MAGIC = b"\x1f\x8b"
+
 #: The characters of a number of :data:`_NUMBER`, removed by ``str.translate`` to check a whole
 #: file's values at once.
 _NUMBER_CHARS = str.maketrans("", "", "0123456789.eE+-")
 
 
 def open_data_file(path: str | os.PathLike[str]) -> TextIO:
-    """Open a data file as UTF-8 text, refusing anything but a regular file.
+    """Open a data file as UTF-8 text, refusing anything but a regular file; a gzip file
+    (recognized by its magic bytes, whatever its name) is decompressed as it is read.
 
     A device (``/dev/zero``), a FIFO or a socket could be read forever or block; a directory
     gets a clearer message than ``open``'s.
@@ -72,6 +78,10 @@ def open_data_file(path: str | os.PathLike[str]) -> TextIO:
         raise DataFormatError(
             path, None, "not a regular file (a directory, device, FIFO or socket); give a file"
         )
+    with open(path, "rb") as probe:
+        compressed = probe.read(2) == GZIP_MAGIC
+    if compressed:
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
     return open(path, encoding="utf-8")
 
 

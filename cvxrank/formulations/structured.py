@@ -152,12 +152,13 @@ class PermutationSVM(LossWeighted):
         return int(sum(math.factorial(self._size(q)) for q in self._queries))
 
     def sizes(self) -> dict[str, Any]:
-        """``n_dual`` (the (query, ranking) pairs) while it is an exact float64 integer
-        (at most 2**53), and always ``n_dual_log10``: a query of 5,000 documents alone has
-        5000! rankings, 16,326 digits, which neither a report nor a JSON reader holds."""
+        """``n_dual`` (the (query, ranking) pairs, the dual's variables) while it is an exact
+        float64 integer (at most 2**53), and always ``n_rankings_log10``, its log10: a query
+        of 5,000 documents alone has 5000! rankings, 16,326 digits, which neither a report
+        nor a JSON reader holds."""
         log10 = np.logaddexp.reduce([math.lgamma(self._size(q) + 1)
                                      for q in self._queries]) / math.log(10.0)
-        out: dict[str, Any] = {"n_dual_log10": round(float(log10), 2)}
+        out: dict[str, Any] = {"n_rankings_log10": round(float(log10), 2)}
         if log10 < 53 * math.log10(2.0):
             out["n_dual"] = self.n_dual
         return out
