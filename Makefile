@@ -1,5 +1,9 @@
 # cvxrank: two commands do all the set-up on a fresh machine.
 #   make verify  -> create .venv if needed, install cvxrank with its extras, run `cvxrank verify`
+#                   (its figures go to results/verify-figures/, git-ignored)
+#   make figures -> regenerate figures/ (tracked): one small figure per method family, the
+#                   CSVs behind them and their index README.md (`cvxrank figures --all` for
+#                   every pair)
 #   make test    -> the same set-up, then the whole test suite (notebooks included)
 PYTHON ?= python3
 VENV   ?= .venv

@@ -12,6 +12,12 @@ Two sets:
   2,300 to 10,000 pairs, with 10 to 50 features, 3 to 5 grade levels, several noise levels
   and seeds, and C from 5e-4 to 1e-2.
 
+Names say what an instance is: ``<set or what is special>-<queries>q-<features>f``
+(``wide-60q-50f``: 60 queries, 50 features, 5 to 15 documents per query: wide data;
+``grades4-25q-20f``: four grade levels; ``noisy-30q-20f``: five grade levels and the most
+label noise). They name the figure files (``<formulation>_<instance>.png``) and the rows of
+``verify``'s table.
+
 Choice of C. RankSVM's C multiplies a sum over *pairs*, so the natural scale is ``C * p``
 (LETOR 3.0 OHSUMED uses C = 1e-4 with 78,983 pairs per fold, C*p ~ 8). The instances use
 ``C * p`` between about 4 and 25. With C*p in the thousands (e.g. C = 1 on 2,300 pairs) the
@@ -88,22 +94,22 @@ def _generate(n_queries: int, docs_per_query: int | tuple[int, int], n_features:
 
 #: ``cvxrank verify --quick``.
 QUICK: tuple[Instance, ...] = (
-    Instance("quick-913", n_queries=10, docs_per_query=(10, 30), n_features=10, seed=0,
+    Instance("quick-10q-10f", n_queries=10, docs_per_query=(10, 30), n_features=10, seed=0,
              params={"C": 5e-3}),
-    Instance("quick-4383", n_queries=15, docs_per_query=(20, 40), n_features=15, n_grades=4,
-             seed=1, params={"C": 1e-3}),
+    Instance("quick-15q-15f", n_queries=15, docs_per_query=(20, 40), n_features=15,
+             n_grades=4, seed=1, params={"C": 1e-3}),
 )
 
 #: ``cvxrank verify``.
 DEFAULT: tuple[Instance, ...] = (
-    Instance("base-2301", n_queries=20, docs_per_query=(10, 30), n_features=10, seed=2,
+    Instance("base-20q-10f", n_queries=20, docs_per_query=(10, 30), n_features=10, seed=2,
              params={"C": 1e-2}),
-    Instance("wide-1695", n_queries=60, docs_per_query=(5, 15), n_features=50, noise=0.25,
-             seed=5, params={"C": 1e-2}),
-    Instance("grades4-6266", n_queries=25, docs_per_query=(20, 40), n_features=20, n_grades=4,
-             seed=3, params={"C": 2e-3}),
-    Instance("noisy-10122", n_queries=30, docs_per_query=(20, 40), n_features=20, n_grades=5,
-             noise=1.0, seed=4, params={"C": 5e-4}),
+    Instance("wide-60q-50f", n_queries=60, docs_per_query=(5, 15), n_features=50,
+             noise=0.25, seed=5, params={"C": 1e-2}),
+    Instance("grades4-25q-20f", n_queries=25, docs_per_query=(20, 40), n_features=20,
+             n_grades=4, seed=3, params={"C": 2e-3}),
+    Instance("noisy-30q-20f", n_queries=30, docs_per_query=(20, 40), n_features=20,
+             n_grades=5, noise=1.0, seed=4, params={"C": 5e-4}),
 )
 
 #: Every named instance, by name.

@@ -7,15 +7,22 @@ canvas, never through ``pyplot``, so nothing touches global state and no display
 * :func:`plot_suboptimality`: one solver's relative suboptimality, primal
   ``P(w_k) - p*`` (solid) and, when the trace has dual values, dual ``d* - D(alpha_k)``
   (dashed), both made relative as :data:`cvxrank.tolerances.RELATIVE_GAP_DEFINITION` says,
-  against iterations or solver time; several runs (seeds) are drawn as their median and a
-  min-max (or interquartile) band; given the proven :class:`~cvxrank.validate.RateSpec`,
-  the rate as a guide line beside the measured curve (:func:`plot_rate_guide`).
+  against iterations, solver time or solver time since the first record (``"elapsed"``);
+  several runs (seeds) are drawn as their median and a min-max (or interquartile) band,
+  taken per iteration (on a time axis, at the runs' median time of each iteration: one
+  line over the same runs); given the proven :class:`~cvxrank.validate.RateSpec`, the rate
+  as a guide line beside the measured curve (:func:`plot_rate_guide`).
 * :func:`figure_for_formulation`: the solvers of one formulation, deterministic and
-  stochastic ones in separate rows, against iterations (left) and solver time (right), an
-  x axis logarithmic where its solvers end orders of magnitude apart
-  (:func:`wants_log_axis`) or their proven rate is a power law, the legend beside the data.
+  stochastic ones in separate rows, against iterations (left) and solver time after the
+  set-up (right, from 0), an x axis logarithmic where its solvers end orders of magnitude
+  apart (:func:`wants_log_axis`) or their proven rate is a power law (symlog, so that the
+  first record stays on it; decades labelled only), every proven rate that has a curve as
+  a guide (stochastic solvers' included: on the dual median where the rate is about the
+  dual), curves that coincide per iteration kept apart (:func:`coinciding_solvers`), the
+  legend beside the data.
 * :func:`write_figures`: the PNG and the CSV of the traces behind it, per formulation and
-  instance, as ``cvxrank verify`` and ``cvxrank figures`` write them.
+  instance, as ``cvxrank verify`` and ``cvxrank figures`` write them (``small``: the
+  compact PNGs of ``figures/``, :func:`save_small_png`).
 
 These are generic: they draw traces, runs and rates, never an experiment's results. An
 experiment's own figures live with it and draw with these (the AUC scaling of
@@ -40,7 +47,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from cvxrank.tolerances import RELATIVE_GAP_DEFINITION, relative_gap
 from cvxrank.trace import Run, Trace
@@ -49,7 +56,11 @@ from cvxrank.validate import SUBLINEAR_TAIL, RateSpec
 #: Largest number of x positions of a median/band curve over several runs.
 MAX_GRID = 2000
 
-X_LABELS = {"iteration": "iteration", "time": "solver time [s]"}
+#: The x axes: iterations, the solver's clock (its set-up included: the first record is at
+#: the end of the set-up) and the solver's clock since its first record ("elapsed", the
+#: convergence figures' time axis: it starts at 0 whatever the set-up took).
+X_LABELS = {"iteration": "iteration", "time": "solver time [s]",
+            "elapsed": "solver time after set-up [s]"}
 
 #: The y label of every suboptimality panel: the gap definition comes from
 #: :mod:`cvxrank.tolerances`, so the label follows when the definition changes.
@@ -86,6 +97,23 @@ SETUP_NOTE_FRACTION = 0.5
 #: per solver, so that every iteration shows and coinciding curves stay apart.
 MARKER_MAX_POINTS = 30
 MARKERS = ("o", "x", "s", "+", "^", "D", "v", "*", "<", ">")
+
+#: Line width of a measured curve. Where a solver's curve per iteration is the same as the
+#: curve of a solver drawn before it in its row (EG with the factored and the plain step),
+#: the iteration panel draws the earlier one as a broad pale line (:data:`UNDER_STYLE`)
+#: under the later one, and the legend says so (:func:`coinciding_solvers`).
+LINE_WIDTH = 1.5
+UNDER_STYLE: dict[str, Any] = {"linewidth": 4.0, "alpha": 0.5, "zorder": 1.9}
+
+#: Two solvers' curves coincide when their records are at the same iterations and their
+#: objective values agree to this relative accuracy.
+COINCIDE_RTOL = 1e-9
+
+#: Resolution of the figure files (``cvxrank verify``) and of the curated, smaller ones
+#: that ``cvxrank figures`` writes into ``figures/`` (kept in git: a palette PNG at
+#: :data:`SMALL_DPI`).
+DPI = 110
+SMALL_DPI = 90
 
 
 def new_figure(**kwargs: Any) -> Figure:
@@ -152,7 +180,10 @@ def _xvalues(run: Run | Trace, x: str) -> np.ndarray:
         return np.asarray(tr.iteration, dtype=float)
     if x == "time":
         return np.asarray(tr.time, dtype=float)
-    raise ValueError(f"x must be 'iteration' or 'time', got {x!r}")
+    if x == "elapsed":
+        t = np.asarray(tr.time, dtype=float)
+        return t - t[0] if t.size else t
+    raise ValueError(f"x must be one of {', '.join(map(repr, X_LABELS))}, got {x!r}")
 
 
 def _has_dual(runs: Sequence[Run | Trace]) -> bool:
@@ -165,10 +196,10 @@ def _grid(xs: list[np.ndarray], log: bool) -> np.ndarray:
     allx = np.unique(np.concatenate(xs)) if xs else np.array([])
     if allx.size <= MAX_GRID:
         return allx
-    positive = allx[allx > 0]
-    if log and positive.size > 1:
+    positive, rest = allx[allx > 0], allx[allx <= 0]
+    if log and positive.size > 1 and rest.size < MAX_GRID // 2:
         return np.unique(np.concatenate(
-            [allx[allx <= 0], np.geomspace(positive[0], positive[-1], MAX_GRID)]))
+            [rest, np.geomspace(positive[0], positive[-1], MAX_GRID - rest.size)]))
     return np.linspace(allx[0], allx[-1], MAX_GRID)
 
 
@@ -184,6 +215,26 @@ def _on_grid(grid: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
+def _median_x(grid: np.ndarray, its: list[np.ndarray], xs: list[np.ndarray]) -> np.ndarray:
+    """Where the records of a median curve over several runs go on a time axis: at each
+    iteration of ``grid``, the median over the runs of the time at which each reached it
+    (linear interpolation between records; NaN where no run did), made non-decreasing (past
+    the end of a run that stopped early the median is over fewer runs and could step back).
+    The runs are aligned on their iterations, so that
+    the median is over the same runs at every point and the curve is one line, whatever the
+    runs' clocks did (a seed's slow start, seeds ending at different times)."""
+    stack = np.full((len(its), grid.size), np.nan)
+    for row, k, x in zip(stack, its, xs, strict=True):
+        ok = np.isfinite(k) & np.isfinite(x)
+        if np.count_nonzero(ok):
+            inside = (grid >= k[ok][0]) & (grid <= k[ok][-1])
+            row[inside] = np.interp(grid[inside], k[ok], x[ok])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        med = np.nanmedian(stack, axis=0)
+    return np.fmax.accumulate(med)
+
+
 def plot_suboptimality(
     runs: Run | Trace | Sequence[Run | Trace],
     p_star: float,
@@ -197,6 +248,7 @@ def plot_suboptimality(
     color: Any = None,
     rate: RateSpec | None = None,
     marker: str | None = None,
+    line: dict[str, Any] | None = None,
 ) -> Axes:
     """Relative suboptimality of one solver against a certified optimum, log y axis.
 
@@ -206,10 +258,13 @@ def plot_suboptimality(
         One run, or several (seeds) of the same solver.
     p_star : float
         Certified primal optimum.
-    x : {"iteration", "time"}
-        Horizontal axis: iteration count or solver time (trace evaluation excluded). Set the
-        axes' x scale before drawing several runs on a log axis: their median is then taken
-        on a geometric grid.
+    x : {"iteration", "time", "elapsed"}
+        Horizontal axis: iteration count, solver time (trace evaluation excluded; the first
+        record is at the end of the set-up) or solver time since the first record
+        (``"elapsed"``: the axis starts at 0 whatever the set-up took). Several runs are
+        aligned on their iterations: their median and band are taken per iteration, on a
+        geometric grid when the axes' x scale (set it before drawing) is logarithmic, and
+        drawn on a time axis at the runs' median time of each iteration (:func:`_median_x`).
     ax : Axes, optional
         Where to draw (default: a new figure).
     label : str, optional
@@ -230,13 +285,18 @@ def plot_suboptimality(
     marker : str, optional
         Matplotlib marker drawn hollow at every point of the curves (e.g. to tell apart
         solvers whose curves coincide); default none.
+    line : dict, optional
+        Further :class:`~matplotlib.lines.Line2D` properties of the curves (``linewidth``,
+        ``alpha``, ``zorder``), e.g. a broad pale line under a curve that coincides with it.
 
     Returns
     -------
     Axes
     """
     ax = axes_or_new(ax, figsize=(6, 4), layout="constrained")
-    marks = {"marker": marker, "markerfacecolor": "none", "markersize": 5}
+    if x not in X_LABELS:
+        raise ValueError(f"x must be one of {', '.join(map(repr, X_LABELS))}, got {x!r}")
+    marks = {"marker": marker, "markerfacecolor": "none", "markersize": 5, **(line or {})}
     if isinstance(runs, (Run, Trace)):
         runs = [runs]
     runs = list(runs)
@@ -252,12 +312,14 @@ def plot_suboptimality(
         ys = [relative_suboptimality(r, p_star, d_star=d_star, which=w) for r in runs]
         xs = [_xvalues(r, x) for r in runs]
         if len(runs) == 1:
-            (line,) = ax.plot(xs[0], ys[0], style, color=color, label=name, **marks)
-            color = line.get_color()
+            (drawn,) = ax.plot(xs[0], ys[0], style, color=color, label=name, **marks)
+            color = drawn.get_color()
             curves[w] = (xs[0], ys[0])
             continue
-        grid = _grid(xs, log=ax.get_xscale() != "linear")
-        stack = np.vstack([_on_grid(grid, xi, yi) for xi, yi in zip(xs, ys, strict=True)])
+        its = [_xvalues(r, "iteration") for r in runs]
+        grid = _grid(its, log=ax.get_xscale() != "linear")
+        stack = np.vstack([_on_grid(grid, ki, yi) for ki, yi in zip(its, ys, strict=True)])
+        at = grid if x == "iteration" else _median_x(grid, its, xs)
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             med = np.nanmedian(stack, axis=0)
@@ -265,12 +327,12 @@ def plot_suboptimality(
                 lo, hi = np.nanmin(stack, axis=0), np.nanmax(stack, axis=0)
             else:
                 lo, hi = np.nanpercentile(stack, [25, 75], axis=0)
-        (line,) = ax.plot(grid, med, style, color=color,
-                          label=None if name is None else f"{name}, median", **marks)
-        color = line.get_color()
+        (drawn,) = ax.plot(at, med, style, color=color,
+                           label=None if name is None else f"{name}, median", **marks)
+        color = drawn.get_color()
         curves[w] = (grid, med)
-        ok = np.isfinite(lo) & np.isfinite(hi)
-        ax.fill_between(grid, np.where(ok, lo, np.nan), np.where(ok, hi, np.nan), color=color,
+        ok = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(at)
+        ax.fill_between(at, np.where(ok, lo, np.nan), np.where(ok, hi, np.nan), color=color,
                         alpha=0.2 if w == "primal" else 0.1, linewidth=0,
                         label=None if name is None else f"{name}, {band} over {len(runs)} seeds")
     if rate is not None and x == "iteration":
@@ -387,16 +449,61 @@ def wants_log_axis(ends: Sequence[float]) -> bool:
     return max(positive) >= LOG_AXIS_RATIO * min(positive)
 
 
-def set_log_x(ax: Axes, x: str) -> Axes:
+def set_log_x(ax: Axes, x: str, *, linthresh: float | None = None) -> Axes:
     """Make the x axis logarithmic: ``symlog`` for iterations (linear on [0, 1], so that
-    iteration 0 stays on the plot), ``log`` for solver time."""
+    iteration 0 stays on the plot) and for the time since the first record (linear on
+    [0, ``linthresh``], by default the power of ten at or below the earliest positive time
+    drawn, :func:`symlog_threshold`), ``log`` for solver time. Only the decades are
+    labelled (a log axis spanning less than a few decades would otherwise label its minor
+    ticks too, and their labels run into each other)."""
     if x == "iteration":
         ax.set_xscale("symlog", linthresh=1.0, linscale=0.4)
+    elif x == "elapsed":
+        ax.set_xscale("symlog", linthresh=1e-3 if linthresh is None else linthresh,
+                      linscale=0.4)
     elif x == "time":
         ax.set_xscale("log")
     else:
-        raise ValueError(f"x must be 'iteration' or 'time', got {x!r}")
+        raise ValueError(f"x must be one of {', '.join(map(repr, X_LABELS))}, got {x!r}")
+    ax.xaxis.set_minor_formatter(NullFormatter())
     return ax
+
+
+def symlog_threshold(values: Iterable[np.ndarray]) -> float:
+    """The power of ten at or below the smallest positive value of ``values`` (1e-3 when
+    there is none): the end of the linear part of a symlog time axis that starts at 0."""
+    positive = [float(np.min(v[v > 0])) for v in map(np.asarray, values)
+                if np.any(v[np.isfinite(v)] > 0)]
+    if not positive:
+        return 1e-3
+    return float(10.0 ** np.floor(np.log10(min(positive))))
+
+
+def coinciding_solvers(outcomes: Sequence[Any]) -> dict[str, str]:
+    """``{solver: earlier solver}`` for the outcomes (of one row of a figure) whose curve per
+    iteration is the one of an outcome before them: every run's records at the same
+    iterations, primal (and dual) values equal to :data:`COINCIDE_RTOL` (two
+    implementations of one algorithm, e.g. EG with the factored and the plain step)."""
+    def same(a: Any, b: Any) -> bool:
+        if len(a.results) != len(b.results):
+            return False
+        for ra, rb in zip(a.results, b.results, strict=True):
+            ta, tb = _as_trace(ra), _as_trace(rb)
+            if list(ta.iteration) != list(tb.iteration):
+                return False
+            for va, vb in ((ta.primal, tb.primal), (ta.dual, tb.dual)):
+                if not np.allclose(np.asarray(va, dtype=float), np.asarray(vb, dtype=float),
+                                   rtol=COINCIDE_RTOL, atol=0.0, equal_nan=True):
+                    return False
+        return True
+
+    found: dict[str, str] = {}
+    for i, o in enumerate(outcomes):
+        for earlier in outcomes[:i]:
+            if earlier.solver not in found and same(earlier, o):
+                found[o.solver] = earlier.solver
+                break
+    return found
 
 
 def _rate_of(outcome: Any) -> RateSpec | None:
@@ -441,7 +548,8 @@ def _draw_tolerances(ax: Axes, group: Sequence[Any], tol: float | None) -> None:
 def _setup_note(runs: Sequence[Run]) -> str:
     """``" (set-up 9.1 s)"`` when the set-up before the first iteration took at least
     :data:`SETUP_NOTE_FRACTION` of the solver's time (median over runs), else ``""``: the
-    time axis then starts late, and the legend says why."""
+    time axis starts at the first record, after the set-up, and the legend says what that
+    left out where it matters."""
     setup = float(np.median([r.setup_time for r in runs]))
     total = float(np.median([r.time for r in runs]))
     return f" (set-up {setup:.2g} s)" if total > 0 and setup >= SETUP_NOTE_FRACTION * total else ""
@@ -456,13 +564,18 @@ def _marker(runs: Sequence[Run], index: int) -> str | None:
 
 
 def _legend_handles(ax: Axes, group: Sequence[Any], colors: dict[str, str],
-                    markers: dict[str, str | None], stochastic: bool) -> list[Artist]:
-    """Legend of a row: solvers (color, marker), their proven rates (guides, or why none),
-    then the key of the styles (primal, dual, band, tolerance)."""
+                    markers: dict[str, str | None], stochastic: bool, same: dict[str, str],
+                    duals: bool) -> list[Artist]:
+    """Legend of a row: solvers (color, marker; a curve drawn over the same curve of another
+    solver says so), their proven rates (guides, or why none), then the key of the styles
+    (primal, dual, band, tolerance)."""
     handles: list[Artist] = [
         Line2D([], [], color=colors[o.solver], linewidth=2, marker=markers[o.solver],
                markerfacecolor="none",
-               label=o.solver + _setup_note(o.results) + ("" if o.passed else " (failed)"))
+               label=o.solver + _setup_note(o.results)
+               + (f"\n(per iteration: the curve of {same[o.solver]},\ndrawn over its broad "
+                  "pale line)" if o.solver in same else "")
+               + ("" if o.passed else " (failed)"))
         for o in group]
     handles += [ln for ln in ax.get_lines() if ln.get_gid() == GUIDE_GID]
     unguided: dict[str, list[str]] = {}
@@ -475,7 +588,7 @@ def _legend_handles(ax: Axes, group: Sequence[Any], colors: dict[str, str],
                        "(no rate curve to draw)") for text, names in unguided.items()]
     handles.append(Line2D([], [], color="0.2", linestyle="-",
                           label=r"solid: primal $P(w_k) - p^*$"))
-    if not stochastic and any(_has_dual(o.results) for o in group):
+    if duals:
         handles.append(Line2D([], [], color="0.2", linestyle="--",
                               label=r"dashed: dual $d^* - D(\alpha_k)$"))
     if stochastic:
@@ -503,14 +616,18 @@ def figure_for_formulation(outcomes: Sequence[Any], *, tol: float | None = None)
     Figure
         One row of two panels per instance and kind of solver (deterministic solvers, then
         stochastic ones, whose iterations are steps on a sample and not comparable with a
-        full-gradient or Newton iteration; their rate and tolerance are about the primal
-        median, the only curve drawn for them): against iterations (left, with each solver's
-        proven rate as a guide, :func:`plot_rate_guide`) and against solver time (right,
-        same y axis). An x axis is logarithmic when its solvers end
-        :data:`LOG_AXIS_RATIO` times apart or more (:func:`wants_log_axis`), and both are
-        when a solver of the row has a sublinear proven rate (a power law, whose guide is
-        then a straight line). Each row's legend is beside its right panel, outside the
-        data.
+        full-gradient or Newton iteration; their primal median is drawn, and their dual
+        median too when their proven rate is about the dual, as RankMM's stochastic dual
+        solvers' is): against iterations (left, with each solver's proven rate as a guide,
+        :func:`plot_rate_guide`) and against solver time since the solver's first record
+        (right, ``x="elapsed"``: the axis starts at 0, the set-up left out and given in the
+        legend where it is long; same y axis). An x axis is logarithmic when its solvers
+        end :data:`LOG_AXIS_RATIO` times apart or more (:func:`wants_log_axis`), and both
+        are when a solver of the row has a sublinear proven rate (a power law, whose guide
+        is then a straight line); a logarithmic axis is linear near 0 (symlog), so that the
+        first record stays on it. A solver whose curve per iteration is the one of a solver
+        before it in the row (:func:`coinciding_solvers`) is drawn thin over the other's
+        broad pale line. Each row's legend is beside its right panel, outside the data.
     """
     usable = [o for o in outcomes if o.results and o.reference is not None]
     if not usable:
@@ -531,25 +648,36 @@ def figure_for_formulation(outcomes: Sequence[Any], *, tol: float | None = None)
                  if o.instance.name == inst and bool(o.entry.stochastic) == stochastic]
         ref = group[0].reference
         markers = {o.solver: _marker(o.results, solvers.index(o.solver)) for o in group}
+        same = coinciding_solvers(group)
+        under = set(same.values())
+        rates = {o.solver: _rate_of(o) for o in group}
+        duals = {o.solver: _has_dual(o.results) and (
+            not stochastic or (rates[o.solver] is not None
+                               and rates[o.solver].measure == "dual")) for o in group}
         right.sharey(left)
-        power_law = any(r is not None and r.kind == "sublinear" for r in map(_rate_of, group))
-        for ax, xaxis in ((left, "iteration"), (right, "time")):
+        power_law = any(r is not None and r.kind == "sublinear" for r in rates.values())
+        for ax, xaxis in ((left, "iteration"), (right, "elapsed")):
             if power_law or wants_log_axis(_x_ends(group, xaxis)):
-                set_log_x(ax, xaxis)
+                set_log_x(ax, xaxis, linthresh=symlog_threshold(
+                    _xvalues(r, xaxis) for o in group for r in o.results))
             else:
                 ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=xaxis == "iteration"))
             for o in group:
                 plot_suboptimality(o.results, ref.p_star, x=xaxis, ax=ax, d_star=ref.d_star,
-                                   label=o.solver, color=colors[o.solver], rate=_rate_of(o),
-                                   dual=not stochastic, marker=markers[o.solver])
+                                   label=o.solver, color=colors[o.solver],
+                                   rate=rates[o.solver], dual=duals[o.solver],
+                                   marker=markers[o.solver],
+                                   line=UNDER_STYLE if xaxis == "iteration" and o.solver in under
+                                   else {"linewidth": LINE_WIDTH})
             _draw_tolerances(ax, group, tol)
             ax.grid(True, which="major", alpha=0.3)
         right.set_ylabel("")
         kind = "stochastic solvers" if stochastic else "deterministic solvers"
         where = f"{_instance_text(group[0])}: " if len(instances) > 1 else ""
         left.set_title(f"{where}{kind}, per iteration", fontsize=10)
-        right.set_title(f"{where}{kind}, per second of solver time", fontsize=10)
-        right.legend(handles=_legend_handles(left, group, colors, markers, stochastic),
+        right.set_title(f"{where}{kind}, per second of solver time after set-up", fontsize=10)
+        right.legend(handles=_legend_handles(left, group, colors, markers, stochastic, same,
+                                             any(duals.values())),
                      fontsize=8, loc="upper left", bbox_to_anchor=(1.03, 1.0),
                      borderaxespad=0.0)
     title = names[0] + (f" on {_instance_text(usable[0])}" if len(instances) == 1 else "")
@@ -562,11 +690,35 @@ def figure_stem(formulation: str, instance: str) -> str:
     return f"{formulation}_{instance}".replace("/", "-").replace(os.sep, "-")
 
 
-def write_figures(outcomes: Iterable[Any], out_dir: str | os.PathLike[str]) -> list[Path]:
+def save_small_png(fig: Figure, path: str | os.PathLike[str], *,
+                   dpi: float = SMALL_DPI) -> Path:
+    """Save ``fig`` as a compact PNG: rendered at ``dpi``, then reduced to a palette of at
+    most 256 colours (line plots on white use far fewer; the antialiased edges keep their
+    look) and compressed at the highest level. Deterministic: the same figure gives the same
+    bytes."""
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    buffer.seek(0)
+    with Image.open(buffer) as image:
+        small = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT,
+                                              dither=Image.Dither.NONE)
+    target = Path(path)
+    small.save(target, format="PNG", optimize=True)
+    return target
+
+
+def write_figures(outcomes: Iterable[Any], out_dir: str | os.PathLike[str], *,
+                  small: bool = False) -> list[Path]:
     """Write one PNG per (formulation, instance) and the CSV of the traces behind it.
 
     Returns the written paths (PNG and CSV alternately). Outcomes without runs or reference
-    (failed before running) are left out.
+    (failed before running) are left out. ``small``: the PNG at :data:`SMALL_DPI` with a
+    palette of at most 256 colours (:func:`save_small_png`, a few tens of kB, for the
+    figures kept in git) instead of :data:`DPI` in full colour.
     """
     from cvxrank.verification import write_traces_csv
 
@@ -581,7 +733,10 @@ def write_figures(outcomes: Iterable[Any], out_dir: str | os.PathLike[str]) -> l
         stem = figure_stem(formulation, instance)
         fig = figure_for_formulation(group)
         png = out / f"{stem}.png"
-        fig.savefig(png, dpi=110)
+        if small:
+            save_small_png(fig, png)
+        else:
+            fig.savefig(png, dpi=DPI)
         written.append(png)
         written.append(write_traces_csv(group, out / f"{stem}.csv"))
     return written

@@ -159,16 +159,16 @@ def test_files_of_a_figures_folder_from_before_the_manifests_are_cvxrank_s(tmp_p
     legacy = tmp_path / "figures"
     legacy.mkdir()
     (legacy / "README.md").write_text(figures_readme(), encoding="utf-8")
-    (legacy / "ranksvm-hinge_quick-913.png").write_bytes(b"old")
+    (legacy / "ranksvm-hinge_quick-10q-10f.png").write_bytes(b"old")
     assert written_before_manifests(legacy / "README.md")
-    assert written_before_manifests(legacy / "ranksvm-hinge_quick-913.png")
+    assert written_before_manifests(legacy / "ranksvm-hinge_quick-10q-10f.png")
     other = tmp_path / "other"
     other.mkdir()
     (other / "README.md").write_text("# figures/\n\nMy own figures.\n")
-    (other / "ranksvm-hinge_quick-913.png").write_bytes(b"mine")
+    (other / "ranksvm-hinge_quick-10q-10f.png").write_bytes(b"mine")
     assert not written_before_manifests(other / "README.md")
-    assert not written_before_manifests(other / "ranksvm-hinge_quick-913.png")
-    assert not written_before_manifests(tmp_path / "ranksvm-hinge_quick-913.png")  # no README
+    assert not written_before_manifests(other / "ranksvm-hinge_quick-10q-10f.png")
+    assert not written_before_manifests(tmp_path / "ranksvm-hinge_quick-10q-10f.png")  # no README
 
 
 def test_figures_refuses_an_existing_readme_and_reruns_over_its_own_files(
@@ -196,7 +196,7 @@ def test_verify_regenerates_a_figures_folder_from_before_the_manifests(capsys, t
     figures = tmp_path / "figures"
     figures.mkdir()
     (figures / "README.md").write_text(figures_readme(), encoding="utf-8")
-    stale = figures / "ranksvm-squared_hinge_quick-913.png"
+    stale = figures / "ranksvm-squared_hinge_quick-10q-10f.png"
     stale.write_bytes(b"an earlier version's figure")
     for _ in range(2):
         code, _, err = cli(capsys, "verify", *ONE_PAIR, "--figures", figures)
@@ -205,11 +205,11 @@ def test_verify_regenerates_a_figures_folder_from_before_the_manifests(capsys, t
     assert "README.md" not in listed(figures)  # verify does not write the index
     (figures / "README.md").write_text("# notes\n")  # no longer cvxrank's README
     stale.unlink()
-    (figures / "ranksvm-squared_hinge_quick-913.png").write_bytes(b"mine")
+    (figures / "ranksvm-squared_hinge_quick-10q-10f.png").write_bytes(b"mine")
     (figures / MANIFEST).unlink()
     code, _, err = cli(capsys, "verify", *ONE_PAIR, "--figures", figures)
-    assert code == 2 and "ranksvm-squared_hinge_quick-913.png" in err
-    assert (figures / "ranksvm-squared_hinge_quick-913.png").read_bytes() == b"mine"
+    assert code == 2 and "ranksvm-squared_hinge_quick-10q-10f.png" in err
+    assert (figures / "ranksvm-squared_hinge_quick-10q-10f.png").read_bytes() == b"mine"
 
 
 # --------------------------------------------------------------------------- other commands

@@ -1,11 +1,12 @@
 """plots: the drawn data are the suboptimality, seeds give a median and a band, and the
 convergence figures are readable (log axes where solvers differ by orders of magnitude,
 deterministic and stochastic solvers apart, legends outside the data, the gap definition on
-the y axis, the proven rates as guides, an index that matches the registry)."""
+the y axis, the proven rates as guides on every panel that has a rate, a time axis that
+starts at 0, one median line per solver, coinciding curves kept apart). The index of
+``figures/`` is tested in ``tests/test_figures_index.py``."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,24 +15,25 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 from cvxrank import tolerances
-from cvxrank.cli.figures import figures_readme
-from cvxrank.instances import DEFAULT, QUICK, Instance
+from cvxrank.instances import Instance
 from cvxrank.plots import (
     GUIDE_GID,
     GUIDE_OFFSET,
     MAX_GRID,
+    SMALL_DPI,
     TOL_GID,
+    UNDER_STYLE,
+    coinciding_solvers,
     figure_for_formulation,
-    figure_stem,
     new_figure,
     plot_rate_guide,
     plot_suboptimality,
     relative_suboptimality,
     set_log_x,
+    symlog_threshold,
     wants_log_axis,
     write_figures,
 )
-from cvxrank.registry import entries
 from cvxrank.trace import Run, Status, Trace
 from cvxrank.validate import SUBLINEAR_TAIL, RateSpec
 
@@ -42,11 +44,13 @@ INSTANCE = Instance("toy", n_queries=2, docs_per_query=3, n_features=2, seed=0,
 
 
 def _run(primal: np.ndarray, dual: np.ndarray | None = None, seed: int = 0,
-         iteration: np.ndarray | None = None, dt: float = 0.01, setup: float = 0.0) -> Run:
+         iteration: np.ndarray | None = None, dt: float = 0.01, setup: float = 0.0,
+         time: np.ndarray | None = None) -> Run:
     n = primal.size
     dual = np.full(n, np.nan) if dual is None else dual
     k = np.arange(n) if iteration is None else iteration
-    tr = Trace(iteration=[int(i) for i in k], time=list(setup + dt * (k + 1) + 0.001 * seed),
+    clock = setup + dt * (k + 1) + 0.001 * seed if time is None else time
+    tr = Trace(iteration=[int(i) for i in k], time=[float(c) for c in clock],
                primal=list(primal), dual=list(dual), gap=list(primal - dual),
                step=[np.nan] * n)
     return Run(w=np.zeros(1), alpha=None, trace=tr, status=Status.CONVERGED, message="",
@@ -97,6 +101,14 @@ def test_time_axis_and_the_one_gap_definition() -> None:
         plot_suboptimality(run, 0.5, x="epoch")
 
 
+def test_elapsed_time_starts_at_the_first_record() -> None:
+    run = _run(0.5 + np.array([1.0, 0.1, 0.01]), setup=5.0848)  # set-up dominates
+    ax = plot_suboptimality(run, 0.5, x="elapsed", label="x")
+    (line,) = ax.get_lines()
+    np.testing.assert_allclose(line.get_xdata(), np.asarray(run.trace.time) - run.trace.time[0])
+    assert line.get_xdata()[0] == 0.0 and ax.get_xlabel() == "solver time after set-up [s]"
+
+
 def test_several_seeds_median_and_band() -> None:
     k = np.arange(30)
     factors = [0.5, 0.6, 0.8]
@@ -120,6 +132,30 @@ def test_seeds_of_different_lengths() -> None:
     y = median.get_ydata()
     assert len(y) == 20 and np.all(np.isfinite(y))
     np.testing.assert_allclose(y[10:], 0.5 ** np.arange(10, 20))  # only the longer run left
+
+
+def test_median_against_time_is_one_line_over_the_same_seeds() -> None:
+    # five seeds on the same iterations; one starts late on the clock (a cold start) and
+    # they end at different times: the median against time is taken per iteration and
+    # placed at the seeds' median time, so it is one line, non-decreasing in time, through
+    # the median of all five seeds at every record
+    k = np.arange(0, 1000, 25)
+    runs = []
+    for s, (start, dt) in enumerate([(0.0, 1e-3), (0.7, 1e-3), (0.0, 2e-3), (0.0, 1.5e-3),
+                                     (0.0, 0.8e-3)]):
+        runs.append(_run(P_STAR + P_STAR * (1.0 + 0.1 * s) / (k + 1), seed=s, iteration=k,
+                         time=start + dt * (k + 1)))
+    for x in ("time", "elapsed"):
+        ax = plot_suboptimality(runs, P_STAR, x=x, label="sgp")
+        (median,) = _lines(ax, "sgp, median")
+        xs, ys = median.get_xdata(), median.get_ydata()
+        assert len(xs) == len(k) and np.all(np.isfinite(xs)) and np.all(np.isfinite(ys))
+        assert np.all(np.diff(xs) >= 0)
+        np.testing.assert_allclose(ys, 1.2 / (k + 1), rtol=1e-9)  # the third of five
+    ax = plot_suboptimality(runs, P_STAR, x="elapsed", label="sgp")
+    xs = _lines(ax, "sgp, median")[0].get_xdata()
+    assert xs[0] == 0.0
+    np.testing.assert_allclose(xs, 1e-3 * k)  # the median clock since the first record
 
 
 def test_median_grid_is_geometric_on_a_log_axis() -> None:
@@ -228,7 +264,8 @@ def test_figure_for_formulation_two_panels_several_solvers(tmp_path) -> None:
     fig = figure_for_formulation(outs)
     assert isinstance(fig, Figure) and len(fig.axes) == 2
     left, right = fig.axes
-    assert left.get_xlabel() == "iteration" and right.get_xlabel() == "solver time [s]"
+    assert left.get_xlabel() == "iteration"
+    assert right.get_xlabel() == "solver time after set-up [s]"
     for ax in (left, right):
         assert {"pg", "apg"} <= {ln.get_label() for ln in ax.get_lines()}
     (apg,) = _lines(left, "apg")
@@ -238,6 +275,13 @@ def test_figure_for_formulation_two_panels_several_solvers(tmp_path) -> None:
     written = write_figures(outs, tmp_path / "figs")
     assert [p.suffix for p in written] == [".png", ".csv"]
     assert written[0].stat().st_size > 1000
+    small = write_figures(outs, tmp_path / "small", small=True)
+    from PIL import Image
+
+    with Image.open(written[0]) as full, Image.open(small[0]) as compact:
+        assert compact.mode == "P"  # a palette PNG, at the small resolution
+        assert compact.width == round(fig.get_figwidth() * SMALL_DPI) < full.width
+    assert small[0].stat().st_size < written[0].stat().st_size
     lines = written[1].read_text().splitlines()
     assert lines[0] == "formulation,solver,instance,seed,iteration,time,primal,dual,gap,p_star"
     assert len(lines) == 1 + 2 * 20
@@ -247,7 +291,7 @@ def test_log_x_axes_when_iteration_counts_differ_100x() -> None:
     fig = figure_for_formulation(_newton_and_first_order(800))  # 7 against 799 iterations
     left, right = fig.axes
     assert left.get_xscale() == "symlog"  # iteration 0 stays on the axis
-    assert right.get_xscale() == "log"  # the solver times differ as much
+    assert right.get_xscale() == "symlog"  # the solver times differ as much; 0 stays on it
     fig = figure_for_formulation(_newton_and_first_order(30))  # 7 against 29: linear
     assert [ax.get_xscale() for ax in fig.axes] == ["linear", "linear"]
     assert wants_log_axis([7, 70]) and not wants_log_axis([7, 69])
@@ -258,7 +302,15 @@ def test_power_law_rates_get_log_axes_even_alone() -> None:
     k = np.arange(300)
     out = _outcome("apg", [_run(P_STAR + P_STAR / (k + 1) ** 2)], rate=RateSpec.sublinear(-2))
     fig = figure_for_formulation([out])
-    assert [ax.get_xscale() for ax in fig.axes] == ["symlog", "log"]
+    assert [ax.get_xscale() for ax in fig.axes] == ["symlog", "symlog"]
+    right = fig.axes[1]
+    assert right.get_lines()[0].get_xdata()[0] == 0.0
+    # linear up to the power of ten below the first positive time, only decades labelled
+    assert right.xaxis.get_transform().linthresh == pytest.approx(0.01)
+    fig.canvas.draw()
+    assert all(not t.get_text() for t in right.xaxis.get_minorticklabels())
+    assert symlog_threshold([np.array([0.0, 0.0034, 0.5])]) == pytest.approx(1e-3)
+    assert symlog_threshold([np.array([0.0])]) == pytest.approx(1e-3)
 
 
 def test_legend_outside_every_axes_and_gap_definition_on_y() -> None:
@@ -330,11 +382,62 @@ def test_legend_names_a_long_set_up() -> None:
     k = np.arange(5)
     slow = _outcome("kernel", [_run(P_STAR + P_STAR * 0.1 ** k, setup=9.13)],
                     rate=RateSpec.newton(15))
-    fast = _outcome("newton", [_run(P_STAR + P_STAR * 0.1 ** k, setup=0.001)],
+    fast = _outcome("newton", [_run(P_STAR + P_STAR * 0.2 ** k, setup=0.001)],
                     rate=RateSpec.newton(15))
-    legend = [t.get_text() for t in figure_for_formulation([slow, fast]).axes[1].get_legend()
-              .get_texts()]
+    fig = figure_for_formulation([slow, fast])
+    legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     assert legend[:2] == ["kernel (set-up 9.1 s)", "newton"]
+    (kernel,) = _lines(fig.axes[1], "kernel")  # the axis starts at 0, not at 9.13 s
+    assert kernel.get_xdata()[0] == 0.0 and max(fig.axes[1].get_xlim()) < 1.0
+
+
+def test_every_stochastic_rate_gets_its_guide_on_the_curve_it_is_about() -> None:
+    # RankMM's stochastic dual solvers: the proven rate is about the dual, so the dual
+    # median is drawn (dashed) and the guide goes on it; SGD's is about the primal
+    k = np.arange(0, 5000, 25)
+    runs = [_run(P_STAR + P_STAR * (1 + 0.1 * s) / np.sqrt(k + 1),
+                 dual=P_STAR - P_STAR * (1 + 0.1 * s) / (k + 1), seed=s, iteration=k)
+            for s in range(5)]
+    dual_rate = RateSpec.sublinear(-0.5, measure="dual")
+    sgp = _outcome("sgp", runs, rate=dual_rate, stochastic=True, tol=1e-3)
+    sgp.validation = SimpleNamespace(rate=dual_rate, measure="dual")
+    sgd = _outcome("sgd", runs, rate=RateSpec.sublinear(-1, measure="primal"),
+                   stochastic=True, tol=1e-3)
+    for outcome, curve in ((sgp, 1.2 / (k + 1)), (sgd, 1.2 / np.sqrt(k + 1))):
+        fig = figure_for_formulation([outcome])
+        left = fig.axes[0]
+        (guide,) = _guides(left)
+        start = int(np.searchsorted(k, guide.get_xdata()[0]))
+        assert guide.get_ydata()[0] == pytest.approx(GUIDE_OFFSET * curve[start], rel=1e-6)
+        drawn = {ln.get_label() for ln in left.get_lines()}
+        assert ("sgp (dual), median" in drawn) == (outcome is sgp)
+        legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+        assert any(t.startswith("dashed: dual") for t in legend) == (outcome is sgp)
+
+
+def test_coinciding_curves_stay_apart() -> None:
+    # two implementations of one algorithm (EG's factored and plain steps): the same
+    # curve per iteration; the first is drawn broad and pale under the second on the
+    # iteration panel only, and the legend says so
+    k = np.arange(0, 3000, 25)
+    runs = [_run(P_STAR + P_STAR * (1 + 0.1 * s) / (k + 1), seed=s, iteration=k)
+            for s in range(3)]
+    slower = [_run(P_STAR + P_STAR * (1 + 0.1 * s) / (k + 1), seed=s, iteration=k, dt=0.02)
+              for s in range(3)]
+    seg = _outcome("seg", runs, stochastic=True, tol=1e-3)
+    pairs = _outcome("seg-pairs", slower, stochastic=True, tol=1e-3)
+    other = _outcome("other", [_run(P_STAR + P_STAR * 2 / (k + 1), seed=s, iteration=k)
+                               for s in range(3)], stochastic=True, tol=1e-3)
+    assert coinciding_solvers([seg, pairs, other]) == {"seg-pairs": "seg"}
+    fig = figure_for_formulation([seg, pairs, other])
+    left, right = fig.axes
+    (under,), (over,) = _lines(left, "seg, median"), _lines(left, "seg-pairs, median")
+    assert under.get_linewidth() == UNDER_STYLE["linewidth"] > over.get_linewidth()
+    assert under.get_alpha() == UNDER_STYLE["alpha"] and under.get_zorder() < over.get_zorder()
+    np.testing.assert_allclose(under.get_ydata(), over.get_ydata())
+    assert _lines(right, "seg, median")[0].get_linewidth() == over.get_linewidth()
+    legend = [t.get_text() for t in right.get_legend().get_texts()]
+    assert any(t.startswith("seg-pairs\n(per iteration: the curve of seg") for t in legend)
 
 
 def test_no_pyplot_figures_left_behind() -> None:
@@ -343,25 +446,3 @@ def test_no_pyplot_figures_left_behind() -> None:
     before = plt.get_fignums()
     plot_suboptimality(_run(P_STAR + np.array([1.0, 0.5])), P_STAR)
     assert plt.get_fignums() == before
-
-
-# --------------------------------------------------------------------------- figures/README.md
-
-
-def test_readme_indexes_every_figure_the_command_writes() -> None:
-    text = figures_readme()
-    for e in entries():
-        for inst in DEFAULT + QUICK:
-            if e.check == "reference":  # an alternation has no certified optimum to plot
-                assert f"`{figure_stem(e.formulation, inst.name)}.png`" in text
-        assert f"| `{e.formulation}` | `{e.solver}` |" in text
-    assert tolerances.RELATIVE_GAP_DEFINITION in text
-    assert "Written by `cvxrank figures --out figures`" in text  # what writes the folder
-
-
-def test_committed_readme_is_current() -> None:
-    committed = Path(__file__).resolve().parents[1] / "figures" / "README.md"
-    assert committed.read_text(encoding="utf-8") == figures_readme(), (
-        "figures/README.md is stale: regenerate it with `cvxrank figures --out figures` "
-        "(or python -c 'from cvxrank.cli.figures import write_figures_readme; "
-        "write_figures_readme(\"figures\")')")

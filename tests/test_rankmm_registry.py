@@ -28,7 +28,7 @@ def test_verify_instances_do_not_have_the_zero_optimum(instance) -> None:
         zero = f.primal_value(np.zeros(f.data.n_features))
         # far above Clarabel's accuracy (a zero optimum gives ||w*|| ~ 1e-10, P(0) = p*)
         assert np.linalg.norm(ref.w) >= 0.01, (instance.name, loss)
-        # 1e-4: noisy-10122's max-average loss is nearly flat at 0 (1.7e-4, ||w*|| = 0.017);
+        # 1e-4: noisy-30q-20f's max-average loss is nearly flat at 0 (1.7e-4, ||w*|| = 0.017);
         # every other instance and loss is at 0.019 or more
         assert (zero - ref.p_star) / ref.p_star >= 1e-4, (instance.name, loss)
 

@@ -168,3 +168,23 @@ def test_figures_command(cli, tmp_path) -> None:
     assert sorted(written) == sorted(str(p) for p in files)
     assert "formulation" not in out  # no table
     assert {p.suffix for p in files} == {".png", ".csv", ".md"}
+
+
+def test_verify_writes_its_figures_outside_the_tracked_figures_folder(
+        cli, tmp_path, monkeypatch) -> None:
+    # `make verify` must leave `git status` clean: by default the figures go to a folder
+    # inside results/ (git-ignored), never to figures/ (the curated figures kept in git)
+    from cvxrank.cli.verify import DEFAULT_FIGURES
+
+    assert DEFAULT_FIGURES == "results/verify-figures"
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("verify", "--quick", "--only", "ranksvm-squared_hinge/prsvm+")
+    assert code == 0, err
+    written = sorted(p.name for p in (tmp_path / DEFAULT_FIGURES).iterdir())
+    assert written == sorted([MANIFEST] + [f"ranksvm-squared_hinge_{i.name}{x}" for i in QUICK
+                                           for x in (".png", ".csv")])
+    assert f"to {DEFAULT_FIGURES}" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+    code, out, err = cli("verify", "--quick", "--only", "ranksvm-squared_hinge/prsvm+",
+                         "--no-figures", "--json")
+    assert code == 0 and json.loads(out)["figures"] == []

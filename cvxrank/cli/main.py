@@ -37,7 +37,7 @@ COMMANDS: dict[str, str] = {
     "verify": "check every fast solver against certified CVXPY optima",
     "fit": "train a ranking model (and evaluate it on a test file)",
     "predict": "score a data file with a saved model (scores file or TREC run)",
-    "figures": "regenerate the convergence figures (PNG + CSV)",
+    "figures": "regenerate the convergence figures of figures/ (PNG + CSV)",
     "reproduce": "rerun a paper's experiment (table or figure)",
     "grid": "the LETOR protocol: grid per fold, select on vali, report test",
 }

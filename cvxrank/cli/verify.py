@@ -15,12 +15,15 @@ The table has one row per pair: relative objective gap ``rel.gap``, relative dua
 of the final iterate ``duality.gap``, fitted and proven rates, the reference's primal solve
 time ``ref[s]`` (CVXPY compilation included), the solver's time (trace evaluation excluded)
 and the speed-up (reference time / solver time). Figures (PNG)
-and the CSV of the traces behind them go to ``--figures`` (default ``figures``), written
-through :class:`cvxrank.output_files.OutputDir`: renamed into place once all are written,
-and an existing file that cvxrank did not write is refused before the run (``--force``
-replaces it). The PNG and CSV files of a folder whose ``README.md`` is the one
-``cvxrank figures`` writes count as cvxrank's (:func:`written_before_manifests`), so that a
-``figures/`` folder from before the manifests is still regenerated.
+and the CSV of the traces behind them, one pair of files per (formulation, instance), go to
+``--figures`` (default :data:`DEFAULT_FIGURES`, ``results/verify-figures``: a git-ignored
+folder, so that ``make verify`` leaves ``git status`` clean; the figures kept in git,
+``figures/``, are a curated few that ``cvxrank figures`` writes). ``--no-figures`` writes
+none. They are written through :class:`cvxrank.output_files.OutputDir`: renamed into place
+once all are written, and an existing file that cvxrank did not write is refused before the
+run (``--force`` replaces it). The PNG and CSV files of a folder whose ``README.md`` is the
+one ``cvxrank figures`` writes count as cvxrank's (:func:`written_before_manifests`), so that
+a ``figures/`` folder from before the manifests is still regenerated.
 
 JSON (``--json``): ``{"pairs": [...], "passed": bool, "failed": [names], "instances": [...],
 "reference_solver": str, "figures": [paths]}``; each pair holds the numbers of the table and
@@ -51,9 +54,13 @@ from cvxrank.cli.common import (
 )
 from cvxrank.output_files import OutputDir
 
+#: Where ``verify`` writes its figures by default: inside ``results/``, which ``.gitignore``
+#: lists (every pair's figure and traces, about 28 MB: not for git).
+DEFAULT_FIGURES = "results/verify-figures"
+
 #: (header, width) of the table columns.
 COLUMNS = (
-    ("formulation", 22), ("solver", 6), ("instance", 12), ("pairs", 6), ("rel.gap", 8),
+    ("formulation", 22), ("solver", 6), ("instance", 15), ("pairs", 6), ("rel.gap", 8),
     ("duality.gap", 11), ("fitted rate", 13), ("proven rate", 15), ("ref[s]", 7),
     ("solver[s]", 9), ("speed-up", 8), ("verdict", 7),
 )
@@ -71,8 +78,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_verification_options(parser)
     add_json_flag(parser)
-    parser.add_argument("--figures", metavar="DIR", default="figures",
-                        help="directory for the PNG figures and trace CSVs (default figures)")
+    parser.add_argument("--figures", metavar="DIR", default=DEFAULT_FIGURES,
+                        help="directory for the PNG figures and trace CSVs, one pair per "
+                        f"formulation and instance (default {DEFAULT_FIGURES}, git-ignored; "
+                        "the curated figures in git are written by `cvxrank figures`)")
     parser.add_argument("--no-figures", action="store_true", help="do not write figures")
     add_force_flag(parser)
     parser.set_defaults(func=run_verify)

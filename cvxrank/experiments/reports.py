@@ -205,18 +205,19 @@ def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
     if len(result.grid.axes) == 1:
         from cvxrank.plots import new_figure
 
-        fig = new_figure(figsize=(6.5, 4.5))
+        fig = new_figure(figsize=(8.5, 4.5), layout="constrained")
         plot_grid_validation(result, fig.add_subplot(1, 1, 1))
-        fig.tight_layout()
         files["png"] = out / GRID_FILES["png"]
         fig.savefig(files["png"], dpi=120)
     return files
 
 
 def plot_grid_validation(result: GridResult, ax: Axes | None = None) -> Axes:
-    """The LETOR protocol on a one-axis grid: the validation measure that selects (solid)
-    and the test measure (dotted) against the axis, one colour per fold, the selected point
-    circled; a log axis when the values are positive and span more than a decade.
+    """The LETOR protocol on a one-axis grid: the validation measure that selects (solid,
+    dots) and the test measure (dotted) against the axis, one colour per fold, the selected
+    point circled; a log axis when the values are positive and span more than a decade. The
+    title and the legend say which line is which (the legend: one entry per fold, then the
+    key of the styles: validation, test, selected).
 
     Parameters
     ----------
@@ -228,9 +229,11 @@ def plot_grid_validation(result: GridResult, ax: Axes | None = None) -> Axes:
     -------
     matplotlib Axes
     """
+    from matplotlib.lines import Line2D
+
     from cvxrank.plots import axes_or_new
 
-    ax = axes_or_new(ax, figsize=(6.5, 4.5))
+    ax = axes_or_new(ax, figsize=(8.5, 4.5), layout="constrained")
     (name, values), = result.grid.axes
     x = np.asarray(values, dtype=float)
     measure = result.measure
@@ -245,8 +248,17 @@ def plot_grid_validation(result: GridResult, ax: Axes | None = None) -> Axes:
     if x.min() > 0 and x.max() / x.min() > 10:
         ax.set_xscale("log")
     ax.set_xlabel(name)
-    ax.set_ylabel(f"{measure} (solid: vali, dotted: test)")
-    ax.set_title(f"{result.method} ({result.loss}): selection by vali {measure}", fontsize=9)
+    ax.set_ylabel(measure)
+    ax.set_title(f"{result.method} ({result.loss}): {measure} by fold\n"
+                 "validation set (solid: selects the point) and test set (dotted)", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    folds = [h for h in ax.get_lines() if not h.get_label().startswith("_")]
+    key = [Line2D([], [], color="0.3", marker="o", markersize=3,
+                  label=f"solid: validation {measure}"),
+           Line2D([], [], color="0.3", linestyle=":", linewidth=1,
+                  label=f"dotted: test {measure}"),
+           Line2D([], [], color="0.3", linestyle="none", marker="o", markersize=10,
+                  markerfacecolor="none", label="circled: selected by validation")]
+    ax.legend(handles=folds + key, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0.0)
     return ax

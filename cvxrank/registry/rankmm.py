@@ -63,7 +63,7 @@ def matched_weight(data: RankingData) -> float:
     duals within reach of ``verify``'s time: at C = 5 to 20 EG is still at a relative gap of
     1e-3 to 3e-2 after 100 passes. At these C no RankMM optimum of the instances is w = 0
     (``tests/test_rankmm_registry.py``): (P(0) - p*) / p* is 0.019 to 1.5, except the
-    max-average loss of ``noisy-10122``, nearly flat at 0 for every C (1.7e-4, ||w*|| =
+    max-average loss of ``noisy-30q-20f``, nearly flat at 0 for every C (1.7e-4, ||w*|| =
     0.017), where the dual side of the check carries the test.
     """
     per_query = count_pairs(data)
