@@ -265,7 +265,7 @@ def test_cli_table_on_the_local_dask_cluster(cli, letor_dir, sequential, capsys)
     (["--param", "C=1e-3;1e-2"], "is not a number"),
     (["--param", "gamma=1"], "no numeric hyper-parameter gamma"),
     (["--backend", "threads"], "unknown backend 'threads'"),
-    (["--folds", "1,two"], "comma-separated fold numbers"),
+    (["--folds", "1,two"], "argument --folds: '1,two': expected an integer >= 1"),
     (["--folds", "3"], "Fold3: no such fold directory"),
     (["--method", "lambdamart"], "unknown method 'lambdamart'"),
     (["--preset", "letor5"], "letor5"),

@@ -65,3 +65,29 @@ def test_reproduce_progress_through_a_pipe(shared_data, tmp_path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "fold 1: PRSVM NDCG@10" in shown.stderr  # a line per fold
     json.loads(shown.stdout)
+
+
+def test_quiet_hides_progress(letor_dir, tmp_path) -> None:
+    hidden = cvxrank(*commands(letor_dir, tmp_path)["fit"], "--progress", "--quiet")
+    assert hidden.returncode == 0 and hidden.stderr == ""
+
+
+def test_list_options_take_spaces_or_commas() -> None:
+    """``--folds 1 2``, ``--folds 1,2`` and ``--folds 1,2 5``: the same list on every
+    command that takes one (the parser's own reading, no run)."""
+    import argparse
+
+    from cvxrank.cli.common import ListOption, positive_int
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--folds", action=ListOption, element=positive_int)
+    for argv, expected in ((["1", "2"], [1, 2]), (["1,2"], [1, 2]), (["1,2", "5"], [1, 2, 5])):
+        assert parser.parse_args(["--folds", *argv]).folds == expected
+    from cvxrank.cli.main import build_parser
+
+    cli = build_parser(["grid", "reproduce"])
+    grid = ["grid", "--method", "ranksvm", "--data", "D", "--param", "C=1", "--select", "map"]
+    for argv in ([*grid, "--folds", "1", "2"], [*grid, "--folds", "1,2"],
+                 ["reproduce", "chapelle-table3", "--data", "D", "--folds", "1,2"],
+                 ["reproduce", "le-smola-ohsumed", "--data", "D", "--folds", "1", "2"]):
+        assert cli.parse_args(argv).folds == [1, 2], argv

@@ -130,6 +130,29 @@ nonnegative_int = int_option(minimum=0)
 blas_thread_count = int_option(minimum=0, maximum=os.cpu_count() or 1)
 
 
+class ListOption(argparse.Action):
+    """A list option written either way, the same on every command: ``--folds 1 2``,
+    ``--folds 1,2`` or both (``--folds 1,2 5``); each item is read by ``element`` (an
+    argparse ``type=``), a bad item is a usage error naming the option."""
+
+    def __init__(self, option_strings: list[str], dest: str, *,
+                 element: Callable[[str], Any] = str, **kwargs: Any) -> None:
+        kwargs.setdefault("nargs", "+")
+        super().__init__(option_strings, dest, **kwargs)
+        self.element = element
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        items = []
+        for token in values:
+            for part in token.split(","):
+                try:
+                    items.append(self.element(part))
+                except (argparse.ArgumentTypeError, ValueError) as exc:
+                    parser.error(f"argument {option_string}: {token!r}: {exc}")
+        setattr(namespace, self.dest, items)
+
+
 def clamp_k(k: int, longest_query: int) -> int:
     """The cut-off k actually used: at most the longest query's size.
 
@@ -144,10 +167,13 @@ def clamp_k(k: int, longest_query: int) -> int:
 
 
 def add_progress_flag(parser: argparse.ArgumentParser) -> None:
-    """``--progress/--no-progress``: the one way every long command shows its progress."""
+    """``--progress/--no-progress`` (``--quiet`` the same as ``--no-progress``): the one way
+    every long command shows its progress."""
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show progress on stderr as the command runs (default: on when "
                         "stderr is a terminal and the output is not --json)")
+    parser.add_argument("--quiet", dest="progress", action="store_false",
+                        help="no progress (as --no-progress)")
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:

@@ -45,6 +45,7 @@ import argparse
 from pathlib import Path
 
 from cvxrank.cli.common import (
+    ListOption,
     add_force_flag,
     add_json_flag,
     add_progress_flag,
@@ -89,8 +90,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="metric conventions (default letor3; letor4 for LETOR 4.0)")
     parser.add_argument("--k", type=positive_int, default=10,
                         help="largest cut-off of NDCG@k and P@k (default 10)")
-    parser.add_argument("--folds", default=None, metavar="K1,K2,...",
-                        help="fold numbers, comma-separated (default: every FoldK of DIR)")
+    parser.add_argument("--folds", action=ListOption, element=positive_int, default=None,
+                        metavar="K", help="fold numbers, '1 2' or '1,2' (default: every "
+                        "FoldK of DIR)")
     parser.add_argument("--solver", default="auto",
                         help="solver, as for cvxrank fit (default auto)")
     parser.add_argument("--tol", type=positive_float, default=None,
@@ -115,26 +117,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_grid)
 
 
-def parse_folds(text: str | None) -> list[int] | None:
-    """``"1,2,5"`` as ``[1, 2, 5]`` (None stays None).
-
-    Raises
-    ------
-    ValueError
-        For anything but comma-separated integers >= 1.
-    """
-    if text is None:
-        return None
-    try:
-        folds = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise ValueError(f"--folds {text!r}: expected comma-separated fold numbers, e.g. "
-                         "1,2,3") from None
-    if any(k < 1 for k in folds):
-        raise ValueError(f"--folds {text!r}: fold numbers are 1-based")
-    return folds
-
-
 def run_grid(args: argparse.Namespace) -> int:
     """The ``grid`` subcommand."""
     from cvxrank.experiments.backends import check_backend
@@ -152,7 +134,7 @@ def run_grid(args: argparse.Namespace) -> int:
     check_params(args.method, args.loss, grid)
     check_measure(args.select, preset=args.preset, k=args.k)
     check_backend(args.backend, workers=args.workers, scheduler=args.scheduler)
-    folds = parse_folds(args.folds) or find_folds(args.data)
+    folds = args.folds or find_folds(args.data)
     check_letor_dir(args.data, folds)
     out = None
     if args.out is not None:  # created and checked now, so that it fails before the run

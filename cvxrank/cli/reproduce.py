@@ -92,6 +92,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cvxrank.cli.common import (
+    ListOption,
     add_force_flag,
     add_json_flag,
     add_progress_flag,
@@ -148,7 +149,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="C of the paper's eq. (1), (1/2)||w||^2 + C sum_pairs loss "
                     f"(default {ch.DEFAULT_C:g}: the published code multiplies the loss term by "
                     f"C/2, so its C = {ch.PUBLISHED_CODE_C:g} is {ch.DEFAULT_C:g} here)")
-    t3.add_argument("--folds", type=positive_int, nargs="+", default=None, metavar="K",
+    t3.add_argument("--folds", action=ListOption, element=positive_int,
+                    default=None, metavar="K",
                     help=f"fold numbers (default {' '.join(map(str, table3.FOLDS))})")
     t3.add_argument("--tol", type=positive_float, default=1e-8,
                     help="certified relative duality gap of PRSVM and PRSVM+ (default 1e-8)")
@@ -171,7 +173,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "for the one-query, two-grade (AUC) RankSVM on synthetic data, PRSVM against PRSVM+, "
         "with Newton and CG iteration counts and fitted log-log slopes.",
     )
-    f3.add_argument("--sizes", type=positive_int, nargs="+", default=None,
+    f3.add_argument("--sizes", action=ListOption, element=positive_int, default=None,
                     metavar="N", help="numbers of documents (default the paper's "
                     f"{' '.join(map(str, fig3.FIG3_SIZES))})")
     f3.add_argument("--d", type=positive_int, default=fig3.FIG3_FEATURES,
@@ -343,22 +345,24 @@ def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
     )
     fig1.add_argument("--data", required=True, metavar="DIR",
                       help="the LETOR 3.0 OHSUMED QueryLevelNorm folder holding Fold1..Fold5")
-    fig1.add_argument("--folds", type=positive_int, nargs="+", default=None, metavar="K",
+    fig1.add_argument("--folds", action=ListOption, element=positive_int,
+                      default=None, metavar="K",
                       help="fold numbers (default: every FoldK folder of DIR)")
-    fig1.add_argument("--seeds", type=nonnegative_int, nargs="+", default=[0], metavar="S",
+    fig1.add_argument("--seeds", action=ListOption, element=nonnegative_int,
+                      default=[0], metavar="S",
                       help="seeds of the stochastic runs; a grid point's measures are their "
                       "mean (default 0)")
-    fig1.add_argument("--C", type=positive_float, nargs="+", default=None,
+    fig1.add_argument("--C", action=ListOption, element=positive_float, default=None,
                       dest="C_grid", metavar="C", help="the C grid (default the paper's "
                       f"{' '.join(f'{c:g}' for c in ac.C_GRID)})")
-    fig1.add_argument("--eta0", type=positive_float, nargs="+", default=None,
+    fig1.add_argument("--eta0", action=ListOption, element=positive_float, default=None,
                       dest="eta0_grid", metavar="ETA0", help="the eta0 grid (default the "
                       f"paper's {' '.join(f'{e:g}' for e in ac.ETA0_GRID)})")
-    fig1.add_argument("--T", type=positive_int, nargs="+", default=None,
+    fig1.add_argument("--T", action=ListOption, element=positive_int, default=None,
                       dest="T_grid", metavar="T", help="the grid of steps (default the "
                       f"paper's {' '.join(map(str, ac.T_GRID))}; one run of max(T) steps "
                       "serves them all)")
-    fig1.add_argument("--ranksvm-C", type=positive_float, nargs="+",
+    fig1.add_argument("--ranksvm-C", action=ListOption, element=positive_float,
                       default=None, dest="ranksvm_C", metavar="C",
                       help="the hinge RankSVM's C grid (default "
                       f"{' '.join(f'{c:g}' for c in ac.RANKSVM_C_GRID)})")
@@ -477,9 +481,11 @@ def _register_conerank(experiments: argparse._SubParsersAction) -> None:
     )
     t1.add_argument("--data", required=True, metavar="DIR",
                     help="the LETOR 4.0 MQ2008 folder holding Fold1..Fold5")
-    t1.add_argument("--folds", type=positive_int, nargs="+", default=None, metavar="K",
+    t1.add_argument("--folds", action=ListOption, element=positive_int,
+                    default=None, metavar="K",
                     help="fold numbers (default: every FoldK folder of DIR)")
-    t1.add_argument("--seeds", type=nonnegative_int, nargs="+", default=[0], metavar="S",
+    t1.add_argument("--seeds", action=ListOption, element=nonnegative_int,
+                    default=[0], metavar="S",
                     help="seeds of the table's ConeRank runs; a pass's measures are their "
                     "mean (default 0)")
     t1.add_argument("--K", type=positive_int, default=cr.PAPER_K, dest="K",
@@ -502,7 +508,7 @@ def _register_conerank(experiments: argparse._SubParsersAction) -> None:
                     help="variants run at every K of the sweep (default sg)")
     t1.add_argument("--sweep-all-seeds", action="store_true", dest="sweep_all_seeds",
                     help="run the sweep with every seed (default: the first seed only)")
-    t1.add_argument("--ranksvm-C", type=positive_float, nargs="+", default=None,
+    t1.add_argument("--ranksvm-C", action=ListOption, element=positive_float, default=None,
                     dest="ranksvm_C", metavar="C",
                     help="the hinge RankSVM's C grid (default "
                     f"{' '.join(f'{c:g}' for c in cr.RANKSVM_C_GRID)})")
@@ -548,17 +554,18 @@ def _register_le_smola(experiments: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--data", required=True, metavar="DIR",
                    help="the LETOR 3.0 OHSUMED QueryLevelNorm folder holding Fold1..Fold5")
-    p.add_argument("--folds", type=positive_int, nargs="+", default=None, metavar="K",
+    p.add_argument("--folds", action=ListOption, element=positive_int,
+                   default=None, metavar="K",
                    help="fold numbers (default: every FoldK folder of DIR)")
     p.add_argument("--select", choices=("map", "ndcg@10"), default="map",
                    help="validation measure that selects C (default map)")
-    p.add_argument("--C", type=positive_float, nargs="+", default=None, dest="dorm_C",
+    p.add_argument("--C", action=ListOption, element=positive_float, default=None, dest="dorm_C",
                    metavar="C", help="DORM's C grid (default "
                    f"{' '.join(f'{c:g}' for c in ls.DORM_C_GRID)})")
-    p.add_argument("--svmmap-C", type=positive_float, nargs="+", default=None,
+    p.add_argument("--svmmap-C", action=ListOption, element=positive_float, default=None,
                    dest="svmmap_C", metavar="C", help="SVM MAP's C grid (default "
                    f"{' '.join(f'{c:g}' for c in ls.SVMMAP_C_GRID)})")
-    p.add_argument("--ranksvm-C", type=positive_float, nargs="+", default=None,
+    p.add_argument("--ranksvm-C", action=ListOption, element=positive_float, default=None,
                    dest="ranksvm_C", metavar="C", help="the hinge RankSVM's C grid (default "
                    f"{' '.join(f'{c:g}' for c in ls.RANKSVM_C_GRID)})")
     p.add_argument("--dorm-c", nargs="+", choices=tuple(ls.DORM_VARIANTS), default=None,
