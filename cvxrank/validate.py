@@ -67,6 +67,10 @@ from cvxrank.trace import Run
 #: Rate families a solver can be checked against.
 RATE_KINDS = ("sublinear", "linear", "newton", "bounded")
 
+#: A proven iteration bound above this many iterations says nothing about a run here (the
+#: cutting planes' worst-case bounds reach 1e15): tables print it marked "vacuous".
+VACUOUS_BOUND = 1e6
+
 #: Fewest points above the noise floor needed to fit a sublinear or linear rate.
 MIN_FIT_POINTS = 5
 
@@ -170,6 +174,8 @@ class RateSpec:
         if self.kind == "linear":
             return "linear" if self.factor is None else f"<={self.factor:.6g}/it"
         if self.kind == "bounded":
+            if self.max_iter_expected > VACUOUS_BOUND:
+                return f"vacuous (<={self.max_iter_expected:.1e} it)"
             return f"<={self.max_iter_expected:.3g} it (bound)"
         return f"<={self.max_iter_expected} it, superlinear"
 
