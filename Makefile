@@ -32,8 +32,14 @@ test: install
 lint: install
 	$(BIN)/ruff check cvxrank tests benchmarks notebooks
 
+LETOR3 ?= ../shared/data/letor3_ohsumed/QueryLevelNorm
+MQ2008 ?= ../shared/data/letor4_mq2008
+
 figures: install
 	$(BIN)/cvxrank figures --out figures
+	$(BIN)/cvxrank reproduce chapelle-fig3 --out figures/papers/chapelle-fig3
+	$(BIN)/cvxrank reproduce agarwal-collins-fig1 --quick --data $(LETOR3) --out figures/papers/agarwal-collins-fig1
+	$(BIN)/cvxrank reproduce conerank-table1 --quick --data $(MQ2008) --out figures/papers/conerank-table1
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -113,7 +113,8 @@ def test_committed_index_is_current() -> None:
 
 
 def test_the_folder_holds_exactly_the_indexed_files() -> None:
-    present = sorted(p.name for p in FIGURES.iterdir() if not p.name.startswith("."))
+    present = sorted(p.name for p in FIGURES.iterdir()
+                     if not p.name.startswith(".") and p.is_file())
     assert present == sorted(expected_files()), (
         "figures/ does not hold exactly the files `cvxrank figures` writes: regenerate it "
         "with `make figures` and remove the files it does not write")
@@ -151,3 +152,24 @@ def test_only_outside_the_curated_figures_asks_for_all(capsys, tmp_path) -> None
     code, out, err = cli(capsys, "figures", "--only", "ranksvm-hinge/pg", "--out", tmp_path)
     assert code == 2 and out == "" and "--all" in err and err.count("\n") == 1
     assert not list(tmp_path.iterdir())  # refused before anything is written
+
+
+def test_the_papers_folders_hold_exactly_what_their_reproductions_write() -> None:
+    """figures/papers/<experiment>/ holds the files of ``cvxrank reproduce <experiment>``,
+    and the Makefile's figures target runs exactly the reproductions of the index."""
+    from cvxrank.cli.figures import PAPERS, paper_files
+
+    papers = FIGURES / "papers"
+    assert sorted(p.name for p in papers.iterdir()) == sorted(f for f, _, _ in PAPERS)
+    for folder, _, _ in PAPERS:
+        present = sorted(p.name for p in (papers / folder).iterdir()
+                         if not p.name.startswith("."))
+        assert present == paper_files(folder), folder
+        for name in present:
+            if name.endswith(".png"):
+                assert (papers / folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    makefile = (FIGURES.parent / "Makefile").read_text(encoding="utf-8")
+    runs = re.findall(r"cvxrank reproduce (\S+) (.*?)--out figures/papers/(\S+)", makefile)
+    assert [(name, folder) for name, _, folder in runs] == [(f, f) for f, _, _ in PAPERS]
+    for (_, given, _), (_, options, _) in zip(runs, PAPERS, strict=True):
+        assert given.strip() == options.format(letor3="$(LETOR3)", mq2008="$(MQ2008)")

@@ -57,6 +57,30 @@ from cvxrank.cli.verify import (
     select,
 )
 
+#: The paper reproductions' figures under ``figures/papers/``, written by ``make figures``
+#: (its ``cvxrank reproduce`` lines): (folder, the command's options after the experiment
+#: name, what it reproduces). ``{letor3}`` and ``{mq2008}`` are the data folders.
+PAPERS: tuple[tuple[str, str, str], ...] = (
+    ("chapelle-fig3", "", "Chapelle & Keerthi (2010) Fig. 3: PRSVM against PRSVM+ training "
+     "time against n (one query, two grades), the paper's sizes"),
+    ("agarwal-collins-fig1", "--quick --data {letor3}", "Agarwal & Collins (2010) Fig. 1: "
+     "RankMM-1/2/3 and RankSVM on OHSUMED, the quick preset (the full grids take minutes)"),
+    ("conerank-table1", "--quick --data {mq2008}", "Tran & Pham Table 1 and Figs. 3-4 on "
+     "MQ2008, the quick preset (Fold1, fewer passes)"),
+)
+
+
+def paper_files(folder: str) -> list[str]:
+    """The files ``cvxrank reproduce <folder>`` writes into its output folder."""
+    from cvxrank.experiments.agarwal_collins.report import FIG1_FILES
+    from cvxrank.experiments.chapelle.reports import FIG3_FILES
+    from cvxrank.experiments.conerank.report import TABLE1_FILES
+
+    files = {"chapelle-fig3": FIG3_FILES, "agarwal-collins-fig1": FIG1_FILES,
+             "conerank-table1": TABLE1_FILES}[folder]
+    return sorted(files.values())
+
+
 #: The verify instance of the curated figures: 25 queries of 20 to 40 documents, 20
 #: features, four grade levels (every solver has work to do, and the traces stay small).
 CURATED_INSTANCE = "grades4-25q-20f"
@@ -354,6 +378,17 @@ def figures_readme(chosen: Sequence[Any] | None = None, instances: Sequence[Any]
             lines.append(f"| [`{stem}.png`]({stem}.png) | [`{stem}.csv`]({stem}.csv) | "
                          f"{family} | `{name}` | `{inst.name}` | {kinds[0]} | {kinds[1]} | "
                          f"{_cell(shows)} |")
+    if curated:
+        lines += ["", "## Paper reproductions", "",
+                  "`make figures` also runs `cvxrank reproduce` for these, into "
+                  "`papers/<experiment>/` (the real data", "of `../shared/data`; each "
+                  "folder's `.md` is the reproduced table with how it was measured):", "",
+                  "| folder | command | what it reproduces |", "|---|---|---|"]
+        for folder, options, reproduces in PAPERS:
+            command = f"cvxrank reproduce {folder} {options}".strip().format(
+                letor3="LETOR3", mq2008="MQ2008")
+            lines.append(f"| [papers/{folder}/](papers/{folder}/) | `{command}` | "
+                         f"{_cell(reproduces)} |")
     listed = list(registered())
     lines += ["", "## Solvers and the rates their theory proves", "",
               "Every registered pair (those of the figures above and the others, which "

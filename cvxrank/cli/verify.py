@@ -8,7 +8,7 @@ Usage::
 For each (formulation, solver) pair of :mod:`cvxrank.registry` and each embedded instance of
 :mod:`cvxrank.instances` (``--quick``: the small set), it solves the formulation's primal and
 dual with CVXPY to a certified optimum, runs the solver, and validates the run
-(:func:`cvxrank.validate.validate`): relative objective gap ``(P(w) - p*) / max(1, |p*|)``
+(:func:`cvxrank.validate.validate`): relative objective gap ``(P(w) - p*) / |p*|``
 within the entry's tolerance and a fitted convergence rate at least as fast as the proven one.
 
 The table has one row per pair: relative objective gap ``rel.gap``, relative duality gap
