@@ -399,10 +399,12 @@ def interruptible() -> Iterator[None]:
         _STOP.clear()
 
 
-def progress_printer(label: str, stream: TextIO, every: float = 0.5) -> Callback:
+def progress_printer(label: str, stream: TextIO, every: float = 0.5, *,
+                     unit: str = "iteration") -> Callback:
     """A callback that shows a run's progress on ``stream``, at most every ``every`` seconds.
 
-    One line, rewritten in place (``\\r``): iterations, the last recorded objective, the
+    One line, rewritten in place (``\\r``): iterations (counted in ``unit``: ``"pass"`` for
+    a stochastic solver whose iteration is a pass over the data), the last recorded objective, the
     relative duality gap and model radius where the run has them, and wall-clock seconds. It
     never stops the run; the caller ends the line (``stream.write("\\n")``) when the run
     returns.
@@ -415,7 +417,7 @@ def progress_printer(label: str, stream: TextIO, every: float = 0.5) -> Callback
         if now - shown[0] < every or not len(trace):
             return
         shown[0] = now
-        parts = [f"{label}: iteration {k:,}", f"objective {trace.primal[-1]:.8g}"]
+        parts = [f"{label}: {unit} {k:,}", f"objective {trace.primal[-1]:.8g}"]
         if math.isfinite(trace.dual[-1]):
             parts.append(f"relative gap {relative_gap(trace.dual[-1], trace.primal[-1]):.2e}")
         if math.isfinite(trace.radius[-1]):

@@ -91,3 +91,11 @@ def test_list_options_take_spaces_or_commas() -> None:
                  ["reproduce", "chapelle-table3", "--data", "D", "--folds", "1,2"],
                  ["reproduce", "le-smola-ohsumed", "--data", "D", "--folds", "1", "2"]):
         assert cli.parse_args(argv).folds == [1, 2], argv
+
+
+def test_conerank_progress_counts_passes(letor_dir) -> None:
+    """ConeRank's stochastic Alg. 1 iterates over passes: its progress says so."""
+    shown = cvxrank("fit", "--method", "conerank", "--train", letor_dir / "Fold1" / "train.txt",
+                    "--max-iter", "2", "--progress")
+    assert shown.returncode == 0, shown.stderr
+    assert "conerank squared_distance: pass " in shown.stderr

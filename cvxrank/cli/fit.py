@@ -226,7 +226,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_fit(args: argparse.Namespace) -> int:
     """The ``fit`` subcommand."""
     from cvxrank.certify import EvaluationTarget
-    from cvxrank.fitting import fit_formulation
+    from cvxrank.fitting import default_solver, fit_formulation
     from cvxrank.methods import get
     from cvxrank.metrics import get_preset
     from cvxrank.trace import progress_printer
@@ -246,7 +246,10 @@ def run_fit(args: argparse.Namespace) -> int:
     # fit from the command line does not import scikit-learn (about 1 s of start-up).
     formulation = method.build(train, loss=loss, **params)
     progress = progress_wanted(args)
-    callback = progress_printer(f"{args.method} {loss}", sys.stderr) if progress else None
+    solver = default_solver(formulation) if args.solver == "auto" else args.solver
+    unit = "pass" if solver.startswith("stochastic") else "iteration"  # ConeRank's Alg. 1
+    callback = (progress_printer(f"{args.method} {loss}", sys.stderr, unit=unit) if progress
+                else None)
     target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
     try:
         run = fit_formulation(formulation, args.solver, tol=args.tol, max_iter=args.max_iter,
