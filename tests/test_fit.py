@@ -269,3 +269,21 @@ def test_fit_cli_irsvm_and_ocsvm(capsys, files, data, tmp_path) -> None:
     flat.write_text("2 qid:1 1:1\n1 qid:1 1:0.5\n0 qid:1 1:0\n")
     code, out, err = run(capsys, "fit", "--method", "irsvm", "--train", str(flat))
     assert code == 2 and "tau is 0" in err and err.count("\n") == 1
+
+
+def test_fit_reports_the_process_peak_memory(tmp_path, capsys) -> None:
+    """``peak_memory_mb``: the process's peak, at least what the fit's X takes."""
+    import json
+
+    import numpy as np
+
+    from cvxrank.cli.main import main
+    from cvxrank.data import make_synthetic, write_svmlight
+
+    data = make_synthetic(n_queries=40, docs_per_query=50, n_features=200, seed=0)
+    path = tmp_path / "train.txt"
+    write_svmlight(data, path)
+    assert main(["fit", "--train", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    x_mb = np.asarray(data.X).nbytes / 2 ** 20
+    assert x_mb < report["peak_memory_mb"] < 100_000

@@ -36,7 +36,9 @@ JSON (``--json``): ``method``, ``loss``, the method's parameters, ``train``, ``s
 (seconds on the solver's clock, set-up included), ``setup_time``, ``clock`` (what ``time``
 measures), ``status``, ``converged``, ``message``, ``gap`` (certified duality gap),
 ``relative_gap``, ``w_radius`` (certified bound on ``||w - w*||``; null without one),
-``normalize``, ``zero_model``, the formulation's sizes (``n_dual``, ``n_pairs``); with
+``normalize``, ``zero_model``, the formulation's sizes (``n_dual``, ``n_pairs``;
+``n_rankings_log10`` for the structured methods), ``peak_memory_mb`` (the process's peak
+resident memory: reading, fit and report); with
 ``--test`` also ``preset``, the measure keys of ``cvxrank evaluate --json``
 (``ndcg@1``..``ndcg@k``, ``p@1``..``p@k``, ``map``, ``mrr``), ``certified`` (per measure:
 ``certified`` and ``uncertified_queries``) and, for OC SVM, ``grade_accuracy`` and
@@ -267,6 +269,7 @@ def run_fit(args: argparse.Namespace) -> int:
         "normalize": args.normalize,
         "zero_model": bool(run.info.get("zero_model", False)),
         **formulation.sizes(),
+        "peak_memory_mb": peak_memory_mb(),
     }
     if test is not None:
         report.update(test_report(formulation, run, test, target, convention, args))
@@ -287,6 +290,17 @@ def run_fit(args: argparse.Namespace) -> int:
         raise NotConverged(f"{run.solver} stopped with status {run.status.value}: "
                            f"{run.message}")
     return EXIT_NOT_CONVERGED
+
+
+def peak_memory_mb() -> float:
+    """The process's peak resident memory so far, in MB (``getrusage``'s ``ru_maxrss``:
+    reading, the fit and the report together; NaN where the platform has no ``resource``)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return float("nan")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
 
 
 class NotConverged(CvxrankError):
@@ -384,6 +398,7 @@ def format_report(report: dict[str, Any]) -> str:
         f"objective  {report['objective']:.10g}",
         f"iterations {report['iterations']}",
         f"time       {report['time']:.3f} s (solver clock; set-up {report['setup_time']:.3f} s)",
+        f"memory     {report['peak_memory_mb']:.0f} MB (peak of the whole process)",
         f"certified  gap {report['gap']:.3g} (relative {report['relative_gap']:.2e}), "
         f"||w - w*|| <= {report['w_radius']:.3g}",
     ]
