@@ -248,13 +248,14 @@ def run_fit(args: argparse.Namespace) -> int:
     # fit from the command line does not import scikit-learn (about 1 s of start-up).
     formulation = method.build(train, loss=loss, **params)
     progress = progress_wanted(args)
-    solver = default_solver(formulation) if args.solver == "auto" else args.solver
-    unit = "pass" if solver.startswith("stochastic") else "iteration"  # ConeRank's Alg. 1
+    # resolved once, here: the progress line's unit and the fit both need it
+    solver = default_solver(formulation) if args.solver.lower() == "auto" else args.solver
+    unit = "pass" if solver.lower().startswith("stochastic") else "iteration"  # ConeRank's Alg. 1
     callback = (progress_printer(f"{args.method} {loss}", sys.stderr, unit=unit) if progress
                 else None)
     target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
     try:
-        run = fit_formulation(formulation, args.solver, tol=args.tol, max_iter=args.max_iter,
+        run = fit_formulation(formulation, solver, tol=args.tol, max_iter=args.max_iter,
                               time_budget=args.time_budget, seed=0, callback=callback,
                               certify=target, **solver_options)
     finally:

@@ -23,11 +23,17 @@ from cvxrank.errors import UsageError
 
 
 def column_scales(X: np.ndarray | sp.spmatrix) -> np.ndarray:
-    """The largest magnitude of each feature column (0 for an all-zero column)."""
+    """The largest magnitude of each feature column (0 for an all-zero column), without a
+    copy of X (it runs on every formulation's data)."""
     if sp.issparse(X):
-        return np.asarray(abs(sp.csc_matrix(X)).max(axis=0).toarray()).ravel()
+        X = sp.csr_matrix(X)  # no copy for CSR, LETOR's sparse form
+        out = np.zeros(X.shape[1])
+        np.maximum.at(out, X.indices, np.abs(X.data))
+        return out
     X = np.asarray(X)
-    return np.abs(X).max(axis=0, initial=0.0) if X.size else np.zeros(X.shape[1])
+    if not X.size:
+        return np.zeros(X.shape[1])
+    return np.maximum(X.max(axis=0), -X.min(axis=0)).astype(np.float64)
 
 
 def magnitude_limit(n_documents: int, n_features: int) -> float:
@@ -51,15 +57,41 @@ def check_magnitude(X: np.ndarray | sp.spmatrix) -> None:
             f"{X.shape[1]} features); rescale the features")
 
 
-def scale_note(X: np.ndarray | sp.spmatrix, *, newton: bool = False) -> str:
-    """Why a run on ``X`` may have stopped short of its tolerance, when the features are
-    badly scaled (:data:`~cvxrank.tolerances.SCALE_SPREAD`); empty otherwise. ``newton``:
-    the run was the column-scaled Newton's (not advised again)."""
+def _extremes(X: np.ndarray | sp.spmatrix) -> tuple[np.ndarray, int, int] | None:
+    """The column scales and the columns of the largest and smallest nonzero one (None for
+    all-zero features)."""
     scales = column_scales(X)
     used = np.flatnonzero(scales > 0)
     if used.size == 0:
+        return None
+    return scales, int(used[np.argmax(scales[used])]), int(used[np.argmin(scales[used])])
+
+
+def badly_scaled(X: np.ndarray | sp.spmatrix) -> bool:
+    """Whether the feature columns' largest magnitudes are
+    :data:`~cvxrank.tolerances.SCALE_SPREAD` or more apart, or the features that far from
+    unit scale (what :func:`scale_note` explains)."""
+    return _bad(_extremes(X))
+
+
+def _bad(found: tuple[np.ndarray, int, int] | None) -> bool:
+    """:func:`badly_scaled` from :func:`_extremes`."""
+    if found is None:
+        return False
+    scales, big, small = found
+    spread = tolerances.SCALE_SPREAD
+    return bool(scales[big] >= spread * scales[small]
+                or not 1.0 / spread < scales[big] < spread)
+
+
+def scale_note(X: np.ndarray | sp.spmatrix, *, newton: bool = False) -> str:
+    """Why a run on ``X`` may have stopped short of its tolerance, when the features are
+    badly scaled (:func:`badly_scaled`); empty otherwise. ``newton``: the run was the
+    column-scaled Newton's (not advised again)."""
+    found = _extremes(X)
+    if not _bad(found):
         return ""
-    big, small = used[np.argmax(scales[used])], used[np.argmin(scales[used])]
+    scales, big, small = found  # type: ignore[misc]  (not None: _bad is False for None)
     spread = float(scales[big] / scales[small])
     advice = "; rescale the features (per column, or per query: cvxrank.data.query_minmax)"
     if not newton:
@@ -68,8 +100,6 @@ def scale_note(X: np.ndarray | sp.spmatrix, *, newton: bool = False) -> str:
         return (f"the features are badly scaled: feature {big + 1} reaches {scales[big]:.3g}, "
                 f"feature {small + 1} only {scales[small]:.3g} ({spread:.1e} apart), which "
                 f"leaves this solver's problem ill-conditioned" + advice)
-    if not 1.0 / tolerances.SCALE_SPREAD < scales[big] < tolerances.SCALE_SPREAD:
-        return (f"the features are far from unit scale (up to {scales[big]:.3g}): C acts as "
-                f"C x {scales[big] ** 2:.3g} on unit-scale features, an ill-conditioned "
-                f"problem for this solver" + advice)
-    return ""
+    return (f"the features are far from unit scale (up to {scales[big]:.3g}): C acts as "
+            f"C x {scales[big] ** 2:.3g} on unit-scale features, an ill-conditioned "
+            f"problem for this solver" + advice)

@@ -46,14 +46,13 @@ Details the paper leaves open, as implemented here:
   When the line search finds no decrease representable in floating point before that (or
   the certified gap does not halve in :data:`STALL_STEPS` steps), the run stops and says so
   (status ``numerical`` unless the tolerance was met).
-* **Scaling**: when the feature columns' scales are far apart
-  (:func:`cvxrank.data.scales.scale_note`), CG is preconditioned by the diagonal of each
+* **Scaling**: when the features are badly scaled (columns far apart, or far from unit
+  scale: :func:`cvxrank.data.scales.badly_scaled`), CG is preconditioned by the diagonal of each
   Newton system (:func:`hessian_diagonal`, Jacobi; the first system's diagonal kept for
   the run was not enough at 1e10), i.e. run on the column-scaled system: a feature column
   10^12 times the others then changes neither the iterations much nor the optimum reached.
   On well-scaled data (LETOR's normalized features) the d extra Hessian products per step
-  would buy no CG iterations (measured on OHSUMED: 1.6x the time), and CG is invariant to a
-  uniform scale, so there is no preconditioner.
+  buy no CG iterations (measured on OHSUMED: 1.6x the time), so there is no preconditioner.
 
 References
 ----------
@@ -78,7 +77,7 @@ import scipy.sparse.linalg as spla
 
 from cvxrank import tolerances
 from cvxrank.capabilities import require, solver, takes_options
-from cvxrank.data.scales import scale_note
+from cvxrank.data.scales import badly_scaled
 from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder
 
 #: Armijo constant of the backtracking line search.
@@ -162,9 +161,9 @@ def solve_truncated_newton(
     d = X.shape[1]
     max_cg = max(50, 2 * d) if max_cg_iter is None else int(max_cg_iter)
     certified = "primal_certificate" in f.capabilities
-    # Jacobi preconditioning where the feature columns' scales are far apart (elsewhere
-    # the diagonal's products are wasted work: CG is invariant to a uniform scale)
-    columns = _columns(X) if scale_note(X) else None
+    # Jacobi preconditioning on badly scaled features only (on normalized ones the
+    # diagonal's products are wasted work)
+    columns = _columns(X) if badly_scaled(X) else None
     w = np.zeros(d)
     s = np.zeros(X.shape[0])
     ev = loss_engine.evaluate(s)

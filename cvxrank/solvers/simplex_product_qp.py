@@ -137,11 +137,11 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
         return x, 0
     ridge = 1e-12 * largest
     guard = _CycleGuard("the one-block master QP", max_iter, out_of_time)
-    for it in range(max_iter):
+    while True:  # the guard ends it: cap, cycling, time budget
         idx = np.flatnonzero(support)
         k = idx.size
         if guard.stop():
-            return x, it
+            return x, guard.iterations
         if solved:
             solved = False
             g = Q[:, idx] @ x[idx] + ridge * x - b
@@ -184,9 +184,8 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
         violation[idx] = -np.inf
         j = int(np.argmax(violation))
         if violation[j] <= tol * (1.0 + abs(nu)):
-            return x, it
+            return x, guard.iterations - 1
         support[j] = True
-    raise guard.exhausted()
 
 
 class _CycleGuard:
@@ -207,7 +206,7 @@ class _CycleGuard:
             return True
         self.iterations += 1
         if self.iterations > self.max_iter:
-            raise self.exhausted()
+            raise SolverError(f"{self.what} did not terminate in {self.max_iter} iterations")
         return False
 
     def optimal_on(self, support: np.ndarray) -> None:
@@ -220,10 +219,6 @@ class _CycleGuard:
         if self.seen[key] > 2:
             raise SolverError(f"{self.what} cycled (a support came back: rounding on "
                               f"ill-conditioned cuts)")
-
-    def exhausted(self) -> SolverError:
-        """The error of a loop past its iteration cap."""
-        return SolverError(f"{self.what} did not terminate in {self.max_iter} iterations")
 
 
 def master_gap(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks: int,
