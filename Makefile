@@ -21,7 +21,12 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
+# Python's bytecode and numba's machine code are built here, not by the first command a user
+# runs: `compileall` writes the .pyc files (also where PYTHONDONTWRITEBYTECODE is set) and
+# `cvxrank.precompile` fills numba's cache of the compiled kernels.
 install: $(STAMP)
+	$(BIN)/python -m compileall -q cvxrank
+	$(BIN)/python -m cvxrank.precompile
 
 verify: install
 	$(BIN)/cvxrank verify

@@ -562,7 +562,10 @@ def both_passes(engine: SortedPairLoss, s: np.ndarray, deltas) -> None:
     """Run the compiled and the numpy passes of ``engine`` at ``s``; assert equal results."""
     b = engine.blocks
     values = np.asarray(s, dtype=np.float64)[b.doc] + b.shift
-    order = engine._sort(values)
+    order = engine._sort(values, compiled=False)
+    merged = engine._sort(values, compiled=True)  # the compiled sort: same sorted values
+    assert np.array_equal(values[merged], values[order])
+    assert np.array_equal(b.block[merged], b.block)
     squared = engine.loss != "hinge"
     args = (values, order, b.doc, b.upper, b.weight, b.margin)
     compiled = sorted_kernels.block_sums(*args, b.ptr, engine.n_documents, squared)
@@ -573,8 +576,8 @@ def both_passes(engine: SortedPairLoss, s: np.ndarray, deltas) -> None:
     for delta in deltas:
         hc = sorted_kernels.block_hessp(delta, order, compiled[3], b.doc, b.upper, b.weight,
                                         b.ptr)
-        hn = sorted_kernels.numpy_block_hessp(delta, b.doc[order], b.upper[order], numpy_[3],
-                                              b.weight, engine.layout)
+        hn = sorted_kernels.NumpyHessp(b.doc[order], b.upper[order], numpy_[3], b.weight,
+                                       engine.layout)(delta)
         assert np.array_equal(hc, hn) and hn.dtype == np.float64
 
 
@@ -663,3 +666,15 @@ def test_compiled_passes_once_loaded_and_for_padded_tables(monkeypatch) -> None:
     assert sorted_kernels.compiled_loaded() and sorted_kernels.use_compiled(1000, 2300)
     monkeypatch.setitem(sorted_kernels._STATE, "loaded", False)
     assert sorted_kernels.use_compiled(sorted_kernels.NUMPY_MAX_ENTRIES + 1, 0)
+
+
+def test_compiled_block_order_is_a_stable_sort_inside_each_block() -> None:
+    # the merge sort per block of large problems: by block, then value, ties in entry order
+    # (numpy's lexsort on those keys is the reference), with many ties and empty blocks
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(0, 40, size=300)
+    ptr = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    values = rng.integers(0, 6, size=int(ptr[-1])).astype(np.float64) / 2
+    block = np.repeat(np.arange(sizes.size), sizes)
+    expected = np.lexsort((np.arange(values.size), values, block))
+    assert np.array_equal(sorted_kernels.block_order(values, ptr), expected)

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.data.scales import check_magnitude
@@ -97,6 +96,8 @@ def squared_operator_norm(X: np.ndarray | sp.spmatrix, R: sp.spmatrix) -> float:
         gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
         top = float(np.linalg.eigvalsh(0.5 * (gram + gram.T))[-1])
     else:
+        import scipy.sparse.linalg as spla  # here: its import costs every fit 0.1 s
+
         op = spla.LinearOperator(
             (d, d), dtype=np.float64,
             matvec=lambda v: X.T @ (R.T @ (R @ (X @ np.ravel(v)))),

@@ -225,8 +225,19 @@ class SortedPairLoss:
         (number of grades - 1) x n, twice that for the Huber loss."""
         return int(self.blocks.doc.size)
 
-    def _sort(self, values: np.ndarray) -> np.ndarray:
-        """Permutation sorting ``values`` inside each block (blocks keep their positions)."""
+    def _sort(self, values: np.ndarray, compiled: bool) -> np.ndarray:
+        """Permutation sorting ``values`` inside each block (blocks keep their positions).
+
+        A problem too large for the numpy passes (:func:`sorted_kernels.use_compiled`) runs
+        the compiled passes from its first evaluation and sorts with one merge sort per block
+        (O(E log(block)), cache-friendly); any other sorts with numpy (all entries, then a
+        stable sort by block), so that its results do not depend on which passes run. The
+        two sorts may order exactly tied entries differently (a tie between an upper and a
+        lower entry is a pair at the kink of the loss, whose generalized Hessian entry is 0
+        or 2c, both valid).
+        """
+        if compiled and self.n_entries > sorted_kernels.NUMPY_MAX_ENTRIES:
+            return sorted_kernels.block_order(values, self.blocks.ptr)
         order = np.argsort(values)
         if self.blocks.ptr.size > 2:
             # Stable sort by block id: a radix sort for uint16 keys, so O(E).
@@ -237,9 +248,10 @@ class SortedPairLoss:
         """Value, gradient and Hessian-vector product of L at the scores ``s``."""
         b = self.blocks
         values = np.asarray(s, dtype=np.float64)[b.doc] + b.shift
-        order = self._sort(values)
+        compiled = sorted_kernels.use_compiled(self.n_entries, self._cells)
+        order = self._sort(values, compiled)
         squared = self.loss != "hinge"
-        if sorted_kernels.use_compiled(self.n_entries, self._cells):
+        if compiled:
             value, grad, margin_hinge, count = sorted_kernels.block_sums(
                 values, order, b.doc, b.upper, b.weight, b.margin, b.ptr, self.n_documents,
                 squared)
@@ -253,13 +265,12 @@ class SortedPairLoss:
                 values, order, b.doc, b.upper, b.weight, b.margin, self.layout,
                 self.n_documents, squared)
             sorted_kernels.charge_numpy(time.perf_counter() - start)
-            order_doc, order_upper = (b.doc[order], b.upper[order]) if squared else (None, None)
+            numpy_hessp = (sorted_kernels.NumpyHessp(b.doc[order], b.upper[order], count,
+                                                     b.weight, self.layout) if squared else None)
 
             def hessp(delta: np.ndarray) -> np.ndarray:
                 start = time.perf_counter()
-                out = sorted_kernels.numpy_block_hessp(
-                    np.asarray(delta, dtype=np.float64), order_doc, order_upper, count,
-                    b.weight, self.layout)
+                out = numpy_hessp(np.asarray(delta, dtype=np.float64))
                 sorted_kernels.charge_numpy(time.perf_counter() - start)
                 return out
 
@@ -273,47 +284,88 @@ class SortedPairLoss:
 def _build_blocks(query: np.ndarray, grade: np.ndarray, query_weight: np.ndarray,
                   weight_table: np.ndarray, margin_table: np.ndarray, *,
                   huber: bool) -> _Blocks:
-    """The blocks of :class:`SortedPairLoss` (one pass over queries and their grade levels)."""
-    order = np.lexsort((grade, query))
-    q_sorted, g_sorted = query[order], grade[order]
-    cut = np.flatnonzero(np.r_[True, (q_sorted[1:] != q_sorted[:-1])
-                               | (g_sorted[1:] != g_sorted[:-1]), True])
-    level_query = q_sorted[cut[:-1]]
-    level_grade = g_sorted[cut[:-1]]
-    docs, uppers, shifts, weights, margins, sizes = [], [], [], [], [], []
+    """The blocks of :class:`SortedPairLoss`, in whole-array operations.
 
-    def add(up_docs: np.ndarray, lo_docs: np.ndarray, c: float, m: float) -> None:
-        docs.extend((up_docs, lo_docs))
-        uppers.append(np.r_[np.ones(up_docs.size, bool), np.zeros(lo_docs.size, bool)])
-        shifts.append(np.r_[np.full(up_docs.size, -m / 2), np.full(lo_docs.size, m / 2)])
-        weights.append(c)
-        margins.append(m)
-        sizes.append(up_docs.size + lo_docs.size)
-
-    query_start = np.flatnonzero(np.r_[True, level_query[1:] != level_query[:-1]])
-    query_end = np.r_[query_start[1:], level_query.size]
-    for first, last in zip(query_start, query_end, strict=True):
-        qw = query_weight[level_query[first]]
-        for hi in range(first + 1, last):
-            up_docs = order[cut[hi]:cut[hi + 1]]
-            groups: dict[tuple[float, float], list[np.ndarray]] = {}
-            for lo in range(first, hi):
-                key = (float(weight_table[level_grade[hi], level_grade[lo]]),
-                       float(margin_table[level_grade[hi], level_grade[lo]]))
-                groups.setdefault(key, []).append(order[cut[lo]:cut[lo + 1]])
-            for (c, m), parts in groups.items():
-                lo_docs = np.concatenate(parts)
-                add(up_docs, lo_docs, qw * c, m)
-                if huber:
-                    add(up_docs, lo_docs, -qw * c, m - 1.0)
-    sizes_arr = np.asarray(sizes, dtype=np.int64)
-    block = np.repeat(np.arange(sizes_arr.size, dtype=np.int64), sizes_arr)
+    For an upper level h the lower levels split into groups of equal (weight, margin) in
+    ``weight_table[h]``, ``margin_table[h]``; each (h, group) gives one block per query that
+    has documents at level h and at some level of the group: the query's level-h documents
+    (upper) then its documents at the group's levels (lower), each level's documents in
+    increasing row order. Blocks follow each other by query, then upper level, then the
+    lowest level present in the block (for the Huber loss each block is followed by its
+    block of weight -c and margin m - 1). The work is one pass over the documents plus
+    O(queries x levels^2), without a Python loop over queries.
+    """
+    n_levels = weight_table.shape[0]
+    n_queries = int(query.max()) + 1 if query.size else 0
+    order = np.lexsort((grade, query))  # documents by query, then level, then row
+    cells = np.bincount(query * n_levels + grade, minlength=n_queries * n_levels)
+    count = cells.reshape(n_queries, n_levels)
+    # first position in ``order`` of each (query, level) run of documents
+    start = (np.cumsum(cells) - cells).reshape(n_queries, n_levels)
+    keys: list[np.ndarray] = []          # (query, upper level, lowest lower level present)
+    seg_start: list[np.ndarray] = []     # per block, its segments: upper, then each lower level
+    seg_count: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    margins: list[np.ndarray] = []
+    for h in range(1, n_levels):
+        groups: dict[tuple[float, float], list[int]] = {}
+        for lo in range(h):
+            groups.setdefault((float(weight_table[h, lo]), float(margin_table[h, lo])),
+                              []).append(lo)
+        for (c, m), levels in groups.items():
+            lower = count[:, levels]
+            has = (count[:, h] > 0) & (lower.sum(axis=1) > 0)
+            q = np.flatnonzero(has)
+            lowest = np.asarray(levels)[np.argmax(lower[q] > 0, axis=1)]
+            keys.append(np.stack([q, np.full(q.size, h), lowest], axis=1))
+            seg_start.append(np.column_stack([start[q, h], start[q][:, levels]]))
+            seg_count.append(np.column_stack([count[q, h], count[q][:, levels]]))
+            weights.append(query_weight[q] * c)
+            margins.append(np.full(q.size, m))
+    if not keys:
+        return _Blocks(doc=np.zeros(0, np.int64), upper=np.zeros(0, bool), shift=np.zeros(0),
+                       block=np.zeros(0, np.int64), weight=np.zeros(0), margin=np.zeros(0),
+                       ptr=np.zeros(1, np.int64))
+    key = np.concatenate(keys)
+    rank = np.lexsort((key[:, 2], key[:, 1], key[:, 0]))
+    weight = np.concatenate(weights)[rank]
+    margin = np.concatenate(margins)[rank]
+    # segments of every block, block after block (blocks have different segment counts)
+    width = np.concatenate([np.full(k.shape[0], s.shape[1]) for k, s in zip(keys, seg_start,
+                                                                            strict=True)])
+    starts = np.concatenate([s.ravel() for s in seg_start])
+    counts = np.concatenate([s.ravel() for s in seg_count])
+    seg_block = np.repeat(np.arange(width.size), width)
+    seg_index = _offsets(width)
+    seg_order = np.lexsort((seg_index, np.argsort(rank)[seg_block]))
+    starts, counts, is_upper = starts[seg_order], counts[seg_order], seg_index[seg_order] == 0
+    width = width[rank]
+    if huber:  # each block twice: (c, m), then (-c, m - 1)
+        first_segment = np.repeat(np.cumsum(width) - width, 2)
+        width = np.repeat(width, 2)
+        twice = np.repeat(first_segment, width) + _offsets(width)
+        starts, counts, is_upper = starts[twice], counts[twice], is_upper[twice]
+        weight = np.column_stack([weight, -weight]).ravel()
+        margin = np.column_stack([margin, margin - 1.0]).ravel()
+    doc = order[np.repeat(starts, counts) + _offsets(counts)]
+    upper = np.repeat(is_upper, counts)
+    seg_block = np.repeat(np.arange(width.size), width)
+    sizes = np.bincount(seg_block, weights=counts, minlength=width.size).astype(np.int64)
+    block = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+    weight_e, margin_e = np.repeat(weight, sizes), np.repeat(margin, sizes)
     return _Blocks(
-        doc=np.concatenate(docs) if docs else np.zeros(0, np.int64),
-        upper=np.concatenate(uppers) if uppers else np.zeros(0, bool),
-        shift=np.concatenate(shifts) if shifts else np.zeros(0),
+        doc=doc.astype(np.int64),
+        upper=upper,
+        shift=np.where(upper, -margin_e / 2, margin_e / 2),
         block=block,
-        weight=np.repeat(np.asarray(weights, dtype=np.float64), sizes_arr),
-        margin=np.repeat(np.asarray(margins, dtype=np.float64), sizes_arr),
-        ptr=np.r_[0, np.cumsum(sizes_arr)].astype(np.int64),
+        weight=weight_e,
+        margin=margin_e,
+        ptr=np.r_[0, np.cumsum(sizes)].astype(np.int64),
     )
+
+
+def _offsets(sizes: np.ndarray) -> np.ndarray:
+    """``0, 1, ..., sizes[0] - 1, 0, 1, ..., sizes[1] - 1, ...``: each position's offset in
+    its run, for runs of the given sizes."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)

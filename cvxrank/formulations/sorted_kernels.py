@@ -30,7 +30,7 @@ Two implementations, bit for bit the same
   rest the load; ``benchmarks/bench_startup.py`` times it); explicit signatures in
   ``@njit`` only move the load to import time, and the registries are built whatever the
   kernels. Compiling, after a change of this file, costs some seconds once.
-* **numpy** (:func:`numpy_block_sums`, :func:`numpy_block_hessp`): the same arithmetic on
+* **numpy** (:func:`numpy_block_sums`, :class:`NumpyHessp`): the same arithmetic on
   whole arrays. Each running sum of a block is a ``cumsum`` along the rows of a table with
   one row per block (:class:`BlockLayout`: a leading 0, the block's values, zeros after), so
   it adds the same numbers in the same order as the loop, starting from 0; per-document sums
@@ -47,17 +47,21 @@ passes, against 3 ms in the compiled ones plus their fixed cost.
 
 Which one runs (:func:`use_compiled`)
 -------------------------------------
-The compiled passes once they are loaded in the process (:func:`warm_up` was called, as the
-benchmarks and the experiment workers do, or the rule below switched); before that, the
-numpy passes, until they have spent :data:`NUMPY_BUDGET` seconds in the process (about the
-compiled passes' fixed cost): then :func:`warm_up` loads the compiled passes, which run from
-then on. This is the rule of ski rental: a process whose passes cost less in numpy than
-the fixed cost (one fit on a LETOR fold: 22 ms) never imports numba; a longer one (a grid
-in one process, a large data set) pays at most the budget on top of what the compiled
-passes from the start would have cost, so at most about twice the better choice, whatever
-its length. The numpy passes are skipped when their table would be mostly padding
-(:data:`MAX_PADDING`: one long query among many short ones) or the blocks too large
-(:data:`NUMPY_MAX_ENTRIES`), where the compiled passes win within one fit.
+First, the problem's size: a problem with more than :data:`NUMPY_MAX_ENTRIES` block entries
+(or whose numpy table would be mostly padding, :data:`MAX_PADDING`: one long query among
+many short ones) loads the compiled passes before its first pass, as one fit of it costs
+more in numpy than loading them. Otherwise the compiled passes once they are loaded in the
+process (:func:`warm_up` was called, as the benchmarks, the experiment workers and the
+install step do, or an earlier problem loaded them); before that, the numpy passes, until
+they have spent :data:`NUMPY_BUDGET` seconds in the process (about the compiled passes'
+fixed cost): then :func:`warm_up` loads the compiled passes, which run from then on. This is
+the rule of ski rental for a process of many small problems (a grid, or the hundreds of
+passes of a cutting plane): a process whose passes cost less in numpy than the fixed cost
+(one fit on a LETOR fold: 0.1 s) never imports numba; a longer one pays at most the budget
+on top of what the compiled passes from the start would have cost, so at most about twice
+the better choice, whatever its length. ``make install`` (``python -m cvxrank.precompile``)
+compiles every kernel into numba's on-disk cache, so that a first call loads machine code
+and never compiles.
 """
 
 from __future__ import annotations
@@ -76,10 +80,14 @@ NUMPY_BUDGET = 0.5
 #: problems).
 MAX_PADDING = 8.0
 
-#: Most entries for which the numpy passes are used. Above it one numpy call costs tens of
-#: milliseconds (its budget lasts a few Newton steps, less than one fit) and its
-#: temporaries tens of megabytes, so the compiled passes are loaded at once.
-NUMPY_MAX_ENTRIES = 2**20
+#: Most entries for which the numpy passes are used: a larger problem loads the compiled
+#: passes before its first pass, decided from its size alone. A squared-hinge fit at C = 1
+#: on OHSUMED Fold1 (16,736 entries; 10 evaluations, 209 Hessian products) spends about
+#: 0.1 s in the numpy passes (2.5 ms per evaluation with its sort, 0.33 ms per product)
+#: against 0.55-0.6 s to import numba and load the compiled passes, so loading pays from
+#: about 6x those entries (10^5) even at that C; larger C only adds CG iterations, which
+#: moves the crossover lower.
+NUMPY_MAX_ENTRIES = 2**17
 
 _STATE: dict[str, Any] = {"dispatchers": None, "loaded": False, "numpy_seconds": 0.0}
 
@@ -207,26 +215,42 @@ def _block_hessp(delta: np.ndarray, order: np.ndarray, count: np.ndarray, doc: n
     return out
 
 
+def _block_order(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Permutation sorting ``values`` inside each block ``ptr[b]:ptr[b+1]`` (a stable merge
+    sort per block: ties keep their entry order, as numpy's stable sorts do)."""
+    order = np.empty(values.size, dtype=np.int64)
+    for b in range(ptr.size - 1):
+        lo, hi = ptr[b], ptr[b + 1]
+        inside = np.argsort(values[lo:hi], kind="mergesort")
+        for t in range(hi - lo):
+            order[lo + t] = lo + inside[t]
+    return order
+
+
 def _dispatchers() -> dict[str, Any]:
     """The numba dispatchers of the two passes (numba imported here, on first use)."""
     if _STATE["dispatchers"] is None:
         from numba import njit
 
         compile_ = njit(cache=True, nogil=True)
-        _STATE["dispatchers"] = {"block_sums": compile_(_block_sums),
-                                 "block_hessp": compile_(_block_hessp)}
+        _STATE["dispatchers"] = {name: compile_(kernel) for name, kernel in _KERNELS.items()}
     return _STATE["dispatchers"]
 
 
+#: The compiled kernels, by the module attribute under which they are looked up.
+_KERNELS = {"block_sums": _block_sums, "block_hessp": _block_hessp, "block_order": _block_order}
+
+
 def __getattr__(name: str) -> Any:
-    """``block_sums`` and ``block_hessp``: the compiled passes (numba dispatchers)."""
-    if name in ("block_sums", "block_hessp"):
+    """``block_sums``, ``block_hessp``, ``block_order``: the compiled passes (numba
+    dispatchers)."""
+    if name in _KERNELS:
         return _dispatchers()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) both compiled passes for the argument types
+    """Compile (or load from numba's cache) the compiled passes for the argument types
     :class:`~cvxrank.formulations.pair_losses.SortedPairLoss` uses; from then on this process
     uses them (:func:`use_compiled`).
 
@@ -235,13 +259,14 @@ def warm_up() -> None:
     experiments call this before they time anything, so that the cost is not charged to the
     first timed run.
     """
-    block_sums, block_hessp = _dispatchers()["block_sums"], _dispatchers()["block_hessp"]
+    kernels = _dispatchers()
+    block_sums, block_hessp = kernels["block_sums"], kernels["block_hessp"]
     values = np.array([0.0, 1.0])
-    order = np.argsort(values)
+    ptr = np.array([0, 2], dtype=np.int64)
+    order = kernels["block_order"](values, ptr)
     doc = np.array([0, 1], dtype=np.int64)
     upper = np.array([True, False])
     ones = np.ones(2)
-    ptr = np.array([0, 2], dtype=np.int64)
     _, _, _, count = block_sums(values, order, doc, upper, ones, ones, ptr, 2, True)
     block_sums(values, order, doc, upper, ones, ones, ptr, 2, False)
     block_hessp(ones, order, count, doc, upper, ones, ptr)
@@ -403,16 +428,46 @@ def numpy_block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray,
     return value, grad, margin_hinge, count
 
 
-def numpy_block_hessp(delta: np.ndarray, order_doc: np.ndarray, order_upper: np.ndarray,
-                      count: np.ndarray, weight: np.ndarray, layout: BlockLayout) -> np.ndarray:
-    """:func:`block_hessp` with numpy, the same numbers; ``order_doc`` and ``order_upper`` are
-    ``doc[order]`` and ``upper[order]`` (computed once per evaluation)."""
-    x = delta[order_doc]
-    up_sum = layout.forward_sums(np.where(order_upper, x, 0.0))
-    lo_sum = layout.backward_sums(np.where(order_upper, 0.0, x))
-    step = (2.0 * weight) * (count * x - np.where(order_upper, lo_sum, up_sum))
-    return np.bincount(order_doc, weights=step, minlength=delta.size).astype(np.float64,
-                                                                             copy=False)
+class NumpyHessp:
+    """:func:`block_hessp` with numpy, the same numbers, for the order and counts of one
+    evaluation: ``NumpyHessp(...)(delta)``.
+
+    Both running sums of the compiled loop (upper entries before a lower one, lower entries
+    after an upper one) come from one table of :class:`BlockLayout`'s rows twice over: the
+    forward rows hold the upper entries, the backward rows the lower ones, and one
+    ``cumsum`` along the rows gives each entry the sum it needs from the other half. A cell
+    no entry writes holds 0, as the loop adds nothing there.
+
+    Parameters
+    ----------
+    order_doc, order_upper : ndarray of shape (E,)
+        ``doc[order]`` and ``upper[order]``.
+    count : ndarray of shape (E,)
+        Active partners at each sorted position (from :func:`numpy_block_sums`).
+    weight : ndarray of shape (E,)
+        The block weight c of each position.
+    layout : BlockLayout
+    """
+
+    def __init__(self, order_doc: np.ndarray, order_upper: np.ndarray, count: np.ndarray,
+                 weight: np.ndarray, layout: BlockLayout) -> None:
+        backward = layout.backward + layout.cells
+        self._own = np.where(order_upper, layout.forward, backward)
+        self._partners = np.where(order_upper, backward, layout.forward)
+        self._doc = order_doc
+        self._count = count
+        self._two_c = 2.0 * weight
+        self._shape = (2 * layout.shape[0], layout.shape[1])
+
+    def __call__(self, delta: np.ndarray) -> np.ndarray:
+        """The Hessian of the block loss in s times ``delta`` (eq. (6))."""
+        x = delta[self._doc]
+        table = np.zeros(self._shape)
+        table.ravel()[self._own] = x
+        np.cumsum(table, axis=1, out=table)
+        step = self._two_c * (self._count * x - table.ravel()[self._partners])
+        return np.bincount(self._doc, weights=step, minlength=delta.size).astype(
+            np.float64, copy=False)
 
 
 def _sum_in_order(terms: np.ndarray) -> float:

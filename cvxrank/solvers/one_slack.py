@@ -58,7 +58,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.linalg import lapack
 
 from cvxrank.capabilities import solver
 from cvxrank.cuts import QueryCuts
@@ -255,6 +254,8 @@ def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``A^-1 b`` for a symmetric positive definite A (LAPACK's Cholesky solve, a fraction of
     ``numpy.linalg.solve``'s overhead on these small systems), by least squares when it is
     not positive definite to working precision."""
+    from scipy.linalg import lapack  # here: scipy.linalg costs every other fit 0.07 s to import
+
     _, x, info = lapack.dposv(A, b)
     return x if info == 0 else np.linalg.lstsq(A, b, rcond=None)[0]
 
