@@ -11,8 +11,11 @@ Nothing of the peers is committed: the sources are unpacked and compiled into th
   ``make train predict`` (its Makefile: ``-O3``).
 * **svm_rank** (Joachims, svm_struct based; its licence forbids redistribution, so no public
   copy is used). Source: ``SVM_RANK_SRC`` (a directory, ``svm_rank.tar.gz`` or a .zip, or a
-  git directory); built with ``make`` (its Makefile's flags). ``SVM_RANK_LEARN`` (a built
-  ``svm_rank_learn``) takes precedence over building.
+  git directory); built with ``make svm_rank_learn`` (its Makefile's flags, plus
+  ``-fcommon`` so that GCC >= 10 links it). ``SVM_RANK_LEARN`` (a built ``svm_rank_learn``)
+  takes precedence over building. No public repository holds svm_rank's unmodified source
+  (``lanpa/svm-rank-matlab-wrapper`` is a MATLAB-mex derivative that reads MATLAB arrays,
+  not files), so there is no mirror fallback.
 
 Usage (prints where the binaries are, or why a peer is skipped)::
 
@@ -140,7 +143,7 @@ def liblinear_ranksvm(*, force: bool = False) -> tuple[dict[str, Path] | None, s
     if env:
         source = Path(env).expanduser()
         if not source.exists():
-            return None, f"LIBLINEAR_RANKSVM_SRC={env} does not exist"
+            return None, f"LIBLINEAR ranksvm skipped: LIBLINEAR_RANKSVM_SRC={env} does not exist"
     elif LIBLINEAR_RANKSVM_MIRROR.exists():
         source = LIBLINEAR_RANKSVM_MIRROR
     else:
@@ -170,7 +173,11 @@ def svm_rank_learn(*, force: bool = False) -> tuple[Path | None, str]:
     if not source.exists():
         return None, f"svm_rank skipped: SVM_RANK_SRC={src} does not exist"
     try:
-        paths = build("svm_rank", source, ["svm_rank_learn"], ["svm_rank_learn"], force=force)
+        # -fcommon: svm_light/svm_struct define shared globals in headers, which GCC >= 10
+        # (-fno-common by default) refuses to link; it changes no code generation flag.
+        paths = build("svm_rank", source,
+                      ["svm_rank_learn", "CC=gcc -fcommon", "LD=gcc -fcommon"],
+                      ["svm_rank_learn"], force=force)
     except (RuntimeError, ValueError, OSError, subprocess.CalledProcessError) as exc:
         return None, f"svm_rank skipped: {exc}"
     path = paths["svm_rank_learn"]
