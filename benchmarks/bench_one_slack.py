@@ -1,10 +1,17 @@
-"""Hinge RankSVM on the five OHSUMED folds: the 1-slack cutting plane against svm_rank's times.
+"""Hinge RankSVM, five OHSUMED folds: the 1-slack cutting plane against svm_rank, side by side.
 
-Issue 9's target: ``cvxrank``'s five folds (LETOR 3.0 OHSUMED ``QueryLevelNorm/FoldK/
-train.txt``) in one process, to svm_rank's own precision, in at most 0.5x svm_rank's time at
-c >= 1 and at most 1x at c = 0.01. svm_rank cannot be redistributed; the issue gives what it
-measured on this kind of machine (five folds, whole processes, parsing included):
-:data:`SVM_RANK_SECONDS`.
+The target: ``cvxrank``'s five folds (LETOR 3.0 OHSUMED ``QueryLevelNorm/FoldK/train.txt``)
+in one process, to svm_rank's own precision, in at most 0.5x svm_rank's CPU time at c >= 1
+and at most 1x at c = 0.01, svm_rank timed in the same run with its own protocol: one fresh
+``svm_rank_learn -c c FoldK/train.txt MODEL`` process per fold (parsing included), CPU time
+(user + system, ``os.wait4``) summed over the five folds, median of ``--repeat`` rounds.
+svm_rank's licence forbids redistribution, so it is not bundled: give its binary with the
+environment variable ``SVM_RANK_LEARN`` (path to ``svm_rank_learn``), or its source with
+``SVM_RANK_SRC`` (``svm_rank.tar.gz`` or its folder; built into the git-ignored
+``benchmarks/build/`` by :mod:`build_peers`). Without either, the script says so in one line
+and times cvxrank alone (no ratios). svm_rank's model (the last line of its model file,
+``1 1:w_1 2:w_2 ... #``) is read back and its objective evaluated with cvxrank's formulation:
+the "svm_rank true gap" columns.
 
 **svm_rank's c.** ``svm_rank_learn -c c`` (loss 1, "total number of swapped pairs", the
 default) is ``svm_learn -z p -c c/n`` with n the number of training queries (svm_rank's
@@ -19,8 +26,9 @@ so a certified relative gap of 1e-3 of ``P(w)`` (``tol = 1e-3``) is a little *st
 svm_rank's rule; the 1-slack run that stops exactly on svm_rank's rule (gap <= 1e-3 P(0)) is
 timed too, and so is ``tol = 1e-6``.
 
-(a) **Whole processes** (wall clock of the child process, Python start-up, imports and
-parsing included; median of ``--repeat`` runs):
+(a) **Whole processes** (CPU time, user + system, and wall clock of the child process, Python
+start-up, imports and parsing included; median of ``--repeat`` runs; the ratios are CPU over
+CPU):
 
 * one Python process that reads the five folds and fits each with ``fit_formulation(f,
   "auto", tol=...)``, as ``cvxrank fit`` does (the target's setting; the registry's families,
@@ -47,6 +55,9 @@ Ratios are cvxrank's seconds over svm_rank's (five-fold totals): **below 1 is fa
 svm_rank**. The solver-clock ratios compare a solver clock with svm_rank's whole processes and
 only bound what is possible.
 
+With svm_rank: ``SVM_RANK_LEARN=/path/to/svm_rank_learn .venv/bin/python
+benchmarks/bench_one_slack.py``.
+
 Run: ``.venv/bin/python benchmarks/bench_one_slack.py [--c 0.01 1 100] [--repeat 3]
 [--apg-budget 60] [--cvxpy-max-pairs 500000]`` (about 15-25 min, dominated by apg at c >= 1,
 CVXPY and LinearSVC at c = 100).
@@ -58,8 +69,8 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -75,6 +86,8 @@ from _common import (
     verdict,
     warm_up,
 )
+from _process import run_process
+from build_peers import svm_rank_learn
 
 from cvxrank.baselines import pair_differences
 from cvxrank.data import read_svmlight
@@ -85,8 +98,6 @@ from cvxrank.solvers.one_slack import solve_one_slack
 from cvxrank.threads import blas_threads
 from cvxrank.tolerances import within
 
-#: svm_rank's five-fold whole-process seconds on OHSUMED (issue 9), by svm_rank's c.
-SVM_RANK_SECONDS = {0.01: 0.82, 1.0: 1.9, 100.0: 50.0}
 
 #: The target: cvxrank's five folds in one process at most this multiple of svm_rank's time.
 def target_ratio(c: float) -> float:
@@ -141,35 +152,75 @@ def child_env(threads: int) -> dict[str, str]:
 
 def one_process(c: float, tol: float, folds: list[int], threads: int,
                 repeat: int) -> tuple[float, dict]:
-    """Median wall seconds of the one-process child, and the last run's JSON."""
-    times, out = [], {}
+    """Median wall seconds of the one-process child, and the last run's JSON.
+
+    The JSON gets ``cpu_median`` (median CPU seconds, user + system, of the child) and
+    ``peak_rss_mb`` (its peak RSS).
+    """
+    times, cpus, out = [], [], {}
     for _ in range(repeat):
-        started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", CHILD, str(OHSUMED), repr(c), repr(tol),
-                               *map(str, folds)], capture_output=True, text=True,
-                              env=child_env(threads), check=True)
-        times.append(time.perf_counter() - started)
+        done = run_process([sys.executable, "-c", CHILD, str(OHSUMED), repr(c), repr(tol),
+                            *map(str, folds)], env=child_env(threads))
+        times.append(done.wall)
+        cpus.append(done.cpu)
         out = json.loads(done.stdout)
+        out["peak_rss_mb"] = done.maxrss_mb
+    out["cpu_median"] = statistics.median(cpus)
     return statistics.median(times), out
 
 
-def five_cli_processes(c: float, tol: float, data: dict[int, Any], threads: int,
-                       repeat: int) -> tuple[float, list[dict]]:
-    """Median over rounds of the summed wall seconds of one ``cvxrank fit`` per fold."""
-    totals, outs = [], []
+def read_svm_rank_w(model: Path, d: int) -> np.ndarray | None:
+    """The weights of an svm_rank (linear SVMlight) model: its last line ``1 1:w_1 ... #``."""
+    try:
+        lines = [line for line in model.read_text().splitlines() if line.strip()]
+        w = np.zeros(d)
+        for token in lines[-1].split("#")[0].split()[1:]:
+            index, value = token.split(":")
+            if int(index) <= d:
+                w[int(index) - 1] = float(value)
+        return w
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def svm_rank_five(binary: Path, c: float, folds: list[int], repeat: int,
+                  tmp: Path) -> dict:
+    """svm_rank's protocol: one ``svm_rank_learn -c c`` process per fold; CPU summed.
+
+    Returns the median over ``repeat`` rounds of the five-fold CPU and wall sums, and the
+    last round's models (weights per fold, for the true-gap columns).
+    """
+    cpus, walls, models = [], [], {}
     for _ in range(repeat):
-        total, outs = 0.0, []
+        cpu = wall = 0.0
+        for k in folds:
+            model = tmp / f"svm_rank_fold{k}.model"
+            done = run_process([str(binary), "-c", repr(c),
+                                str(OHSUMED / f"Fold{k}" / "train.txt"), str(model)])
+            cpu += done.cpu
+            wall += done.wall
+            models[k] = model.read_text() if model.is_file() else ""
+        cpus.append(cpu)
+        walls.append(wall)
+    return {"cpu": statistics.median(cpus), "wall": statistics.median(walls), "models": models}
+
+
+def five_cli_processes(c: float, tol: float, data: dict[int, Any], threads: int,
+                       repeat: int) -> tuple[float, float]:
+    """Medians over rounds of the summed wall and CPU seconds of one ``cvxrank fit`` per fold."""
+    totals, cpus = [], []
+    for _ in range(repeat):
+        total = cpu = 0.0
         for k, d in data.items():
-            started = time.perf_counter()
-            done = subprocess.run(
+            done = run_process(
                 [str(CVXRANK), "fit", "--method", "ranksvm", "--loss", "hinge",
                  "--C", repr(c / d.n_queries), "--train", str(OHSUMED / f"Fold{k}" / "train.txt"),
-                 "--tol", repr(tol), "--json"],
-                capture_output=True, text=True, env=child_env(threads), check=True)
-            total += time.perf_counter() - started
-            outs.append(json.loads(done.stdout))
+                 "--tol", repr(tol), "--json"], env=child_env(threads))
+            total += done.wall
+            cpu += done.cpu
         totals.append(total)
-    return statistics.median(totals), outs
+        cpus.append(cpu)
+    return statistics.median(totals), statistics.median(cpus)
 
 
 def one_slack_row(f: RankSVM, *, tol: float, svm_rank_rule: bool = False,
@@ -262,13 +313,22 @@ def main() -> None:
     for k, d in data.items():
         print(f"  Fold{k}: {d.n_documents:,} documents, {d.n_queries} queries, "
               f"{probe[k].n_dual:,} pairs, d = {d.n_features}")
-    print(f"svm_rank (issue 9, five folds, whole processes): {SVM_RANK_SECONDS}\n")
+    binary, message = svm_rank_learn()
+    print(message + "\n")
 
     # ---------------------------------------------------------------- (a) whole processes
     proc_rows = []
+    svm_rank: dict[float, dict] = {}  # by c: five-fold CPU and wall, the models
+    tmp_dir = tempfile.TemporaryDirectory()
     if "process" not in args.skip or "cli" not in args.skip:
         for c in args.c:
-            ref = SVM_RANK_SECONDS.get(c)
+            ref = None
+            if binary is not None:
+                svm_rank[c] = svm_rank_five(binary, c, args.folds, args.repeat,
+                                            Path(tmp_dir.name))
+                ref = svm_rank[c]["cpu"]
+                print(f"c = {c:g}: svm_rank, {len(args.folds)} processes: CPU {ref:.2f} s, "
+                      f"wall {svm_rank[c]['wall']:.2f} s", flush=True)
             for tol in (1e-3, 1e-6):
                 row: dict[str, Any] = {"c": c, "tol": tol}
                 if "process" not in args.skip:
@@ -278,40 +338,48 @@ def main() -> None:
                     if not args.no_default_threads:
                         row["default"], _ = one_process(c, tol, args.folds, 0, args.repeat)
                 if "cli" not in args.skip:
-                    row["cli"], _ = five_cli_processes(c, tol, data, args.blas_threads or 0,
-                                                       args.repeat)
+                    row["cli"], row["cli_cpu"] = five_cli_processes(
+                        c, tol, data, args.blas_threads or 0, args.repeat)
                 proc_rows.append(row)
+                one_cpu = row.get("out", {}).get("cpu_median", float("nan"))
                 print(f"c = {c:g}, tol = {tol:g}: one process {row.get('one', float('nan')):.2f} s"
-                      f" (default threads {row.get('default', float('nan')):.2f} s), five "
-                      f"cvxrank fit {row.get('cli', float('nan')):.2f} s; svm_rank {ref} s",
-                      flush=True)
-        headers = ["c", "tol", "one process, 1 BLAS thread [s]", "one process, BLAS default [s]",
-                   "5 x `cvxrank fit` [s]", "svm_rank [s]", "ratio (one process)",
-                   "ratio (5 x fit)", "target", "verdict",
+                      f" (CPU {one_cpu:.2f} s; default threads "
+                      f"{row.get('default', float('nan')):.2f} s), five cvxrank fit "
+                      f"{row.get('cli', float('nan')):.2f} s; svm_rank "
+                      f"{'-' if ref is None else f'{ref:.2f}'} s CPU", flush=True)
+        headers = ["c", "tol", "one process, 1 BLAS thread: CPU [s] (wall)",
+                   "one process, BLAS default, wall [s]", "5 x `cvxrank fit` CPU [s] (wall)",
+                   "svm_rank, 5 processes: CPU [s] (wall)", "ratio (one process, CPU)",
+                   "ratio (5 x fit, CPU)", "target", "verdict",
                    "imports / registry / reading / fits [s]", "iterations per fold",
-                   "numba loaded"]
+                   "numba loaded", "peak RSS one process [MB]"]
         rows = []
         for r in proc_rows:
-            ref = SVM_RANK_SECONDS.get(r["c"])
-            one = r.get("one")
+            sr = svm_rank.get(r["c"])
+            ref = sr["cpu"] if sr else None
             out = r.get("out", {})
+            one = out.get("cpu_median") if "one" in r else None
             folds = out.get("folds", [])
             ratio = one / ref if (one is not None and ref) else None
             rows.append([
-                f"{r['c']:g}", f"{r['tol']:g}", f"{one:.2f}" if one is not None else "-",
+                f"{r['c']:g}", f"{r['tol']:g}",
+                f"{one:.2f} ({r['one']:.2f})" if one is not None else "-",
                 f"{r['default']:.2f}" if "default" in r else "-",
-                f"{r['cli']:.2f}" if "cli" in r else "-", ref if ref else "-",
+                f"{r['cli_cpu']:.2f} ({r['cli']:.2f})" if "cli" in r else "-",
+                f"{ref:.2f} ({sr['wall']:.2f})" if sr else "-",
                 f"{ratio:.2f}" if ratio is not None else "-",
-                f"{r['cli'] / ref:.2f}" if ("cli" in r and ref) else "-",
+                f"{r['cli_cpu'] / ref:.2f}" if ("cli" in r and ref) else "-",
                 f"<= {target_ratio(r['c']):g}",
                 verdict(ratio <= target_ratio(r["c"])) if ratio is not None else "-",
                 (f"{out['imports']:.2f} / {out['registry']:.2f} / "
                  f"{sum(f['read'] for f in folds):.2f} / "
                  f"{sum(f['fit'] for f in folds):.2f}") if folds else "-",
                 ", ".join(str(f["iterations"]) for f in folds) or "-",
-                out.get("numba", "-")])
-        print("\n(a) whole processes (wall clock, median of "
-              f"{args.repeat}; svm_rank's rule is looser than tol = 1e-3, see the docstring)\n")
+                out.get("numba", "-"),
+                f"{out['peak_rss_mb']:.0f}" if "peak_rss_mb" in out else "-"])
+        print("\n(a) whole processes (CPU = user + system of the child, wall clock in "
+              f"parentheses, medians of {args.repeat}; svm_rank's rule is looser than tol = "
+              "1e-3, see the docstring)\n")
         print(markdown_table(headers, rows))
         print()
 
@@ -355,13 +423,20 @@ def main() -> None:
                 rec["p_star"] = (rec["cvxpy"]["p_star"] if "cvxpy" in rec
                                  else rec["os6"]["P"])
                 rec["p_source"] = "Clarabel" if "cvxpy" in rec else "1-slack 1e-6"
+                if c in svm_rank and k in svm_rank[c]["models"]:
+                    model = Path(tmp_dir.name) / "svm_rank_check.model"
+                    model.write_text(svm_rank[c]["models"][k])
+                    w_sr = read_svm_rank_w(model, d.n_features)
+                    if w_sr is not None:
+                        rec["svm_rank_P"] = f.primal_value(w_sr)
                 per_fold[c].append(rec)
 
     # per-fold detail
     headers = ["c", "C", "fold", "pairs", "p*", "P(0) / p*", "1-slack 1e-3 [s] (it)",
                "true gap", "svm_rank rule [s] (it)", "true gap", "1-slack 1e-6 [s] (it)",
                "true gap", "apg to 1e-3 [s]", "apg to 1e-6 [s]", "apg true gap (last)",
-               "CVXPY p+d [s]", "LinearSVC [s] (it)", "LinearSVC true gap"]
+               "CVXPY p+d [s]", "LinearSVC [s] (it)", "LinearSVC true gap",
+               "svm_rank true gap"]
     rows = []
     for c, recs in per_fold.items():
         for r in recs:
@@ -379,25 +454,26 @@ def main() -> None:
                 "-" if a is None else fmt_gap(a["P"], p),
                 f"{r['cvxpy']['time']:.1f}" if "cvxpy" in r else "-",
                 "-" if s is None else f"{s['time']:.2f} ({s['iters']}{'' if s['ok'] else ', !'})",
-                "-" if s is None else fmt_gap(s["P"], p)])
+                "-" if s is None else fmt_gap(s["P"], p),
+                fmt_gap(r["svm_rank_P"], p) if "svm_rank_P" in r else "-"])
     print("\n(b) solver clocks per fold (fresh formulations; '!' LIBLINEAR hit max_iter; "
           f"'> t': apg not there within its {args.apg_budget:g} s)\n")
     print(markdown_table(headers, rows))
 
     # five-fold totals against svm_rank
-    headers = ["c", "solver / setting", "five folds [s]", "svm_rank [s]", "ratio",
+    headers = ["c", "solver / setting", "five folds [s]", "svm_rank CPU [s]", "ratio",
                "folds converged", "largest true gap"]
     rows = []
     for c, recs in per_fold.items():
-        ref = SVM_RANK_SECONDS.get(c)
+        ref = svm_rank[c]["cpu"] if c in svm_rank else None
 
         def total(rows_: list[tuple[float, bool, float]], name: str, ref=ref, c=c) -> list:
             t = sum(x[0] for x in rows_)
             ok = sum(bool(x[1]) for x in rows_)
             worst = max(x[2] for x in rows_)
             return [f"{c:g}", name, f"{t:.3f}" + ("" if ok == len(rows_) else " +"),
-                    ref or "-", f"{t / ref:.3f}" if ref else "-", f"{ok}/{len(rows_)}",
-                    f"{worst:.1e}"]
+                    f"{ref:.2f}" if ref else "-", f"{t / ref:.3f}" if ref else "-",
+                    f"{ok}/{len(rows_)}", f"{worst:.1e}"]
 
         def g(r: dict, P: float) -> float:
             return (P - r["p_star"]) / r["p_star"]
