@@ -562,10 +562,7 @@ def both_passes(engine: SortedPairLoss, s: np.ndarray, deltas) -> None:
     """Run the compiled and the numpy passes of ``engine`` at ``s``; assert equal results."""
     b = engine.blocks
     values = np.asarray(s, dtype=np.float64)[b.doc] + b.shift
-    order = engine._sort(values, compiled=False)
-    merged = engine._sort(values, compiled=True)  # the compiled sort: same sorted values
-    assert np.array_equal(values[merged], values[order])
-    assert np.array_equal(b.block[merged], b.block)
+    order = engine._sort(values, np.asarray(s, dtype=np.float64), compiled=False)
     squared = engine.loss != "hinge"
     args = (values, order, b.doc, b.upper, b.weight, b.margin)
     compiled = sorted_kernels.block_sums(*args, b.ptr, engine.n_documents, squared)
@@ -668,13 +665,21 @@ def test_compiled_passes_once_loaded_and_for_padded_tables(monkeypatch) -> None:
     assert sorted_kernels.use_compiled(sorted_kernels.NUMPY_MAX_ENTRIES + 1, 0)
 
 
-def test_compiled_block_order_is_a_stable_sort_inside_each_block() -> None:
-    # the merge sort per block of large problems: by block, then value, ties in entry order
-    # (numpy's lexsort on those keys is the reference), with many ties and empty blocks
+@pytest.mark.parametrize("loss", ["hinge", "huber"])
+def test_merged_order_is_a_stable_sort_inside_each_block(loss: str) -> None:
+    # the merge of sorted runs used by large problems: by block, then value, ties in entry
+    # order (numpy's lexsort on those keys is the reference), with many ties (scores on a
+    # grid of halves, margins 1 and 0.5), several lower-level groups and missing levels
     rng = np.random.default_rng(5)
-    sizes = rng.integers(0, 40, size=300)
-    ptr = np.r_[0, np.cumsum(sizes)].astype(np.int64)
-    values = rng.integers(0, 6, size=int(ptr[-1])).astype(np.float64) / 2
-    block = np.repeat(np.arange(sizes.size), sizes)
-    expected = np.lexsort((np.arange(values.size), values, block))
-    assert np.array_equal(sorted_kernels.block_order(values, ptr), expected)
+    n = 600
+    query = np.sort(rng.integers(0, 25, n))
+    grade = rng.integers(0, 4, n)
+    weight = np.where(np.arange(4)[:, None] - np.arange(4)[None, :] > 1, 2.0, 1.0)
+    margin = np.where(np.arange(4)[:, None] - np.arange(4)[None, :] > 2, 0.5, 1.0)
+    engine = SortedPairLoss(query, grade, np.ones(25), weight, margin, loss)
+    b = engine.blocks
+    scores = rng.integers(-4, 5, n) / 2
+    values = scores[b.doc] + b.shift
+    expected = np.lexsort((np.arange(values.size), values, b.block))
+    merged = sorted_kernels.merged_order(values, scores, b.runs, b.segments)
+    assert np.array_equal(merged, expected)

@@ -4,7 +4,8 @@ Usage::
 
     cvxrank fit --method METHOD [--loss LOSS] [--C C] [method parameters]
                 --train FILE [--test FILE] [--solver NAME] [--tol TOL] [--max-iter N]
-                [--time-budget SECONDS] [--require-converged] [--preset letor3] [--k 10]
+                [--time-budget SECONDS] [--model-radius FRACTION] [--require-converged]
+                [--preset letor3] [--k 10]
                 [--normalize none|zscore|minmax|query-minmax] [--save-model MODEL.json]
                 [--progress] [--json]
 
@@ -22,8 +23,9 @@ and ConeRank's ``stochastic-sg``, ``stochastic-eg``, ``alternation-sg``,
 reported measure of the test file is certified, i.e. is the exact optimum's (every w' in the
 ball of the run's certified radius ranks every query with the same measure value,
 :mod:`cvxrank.certify`); without ``--test``, until the model radius is at most
-:data:`cvxrank.tolerances.MODEL_RADIUS` of ``||w||``. The report says per measure whether it
-is certified and how many queries are not (a stochastic or non-convex solver certifies
+:data:`cvxrank.tolerances.MODEL_RADIUS` of ``||w||`` (``--model-radius``; 0 stops at the
+tolerance, as svm_rank and LIBLINEAR do). The report says per measure whether it is
+certified and how many queries are not (a stochastic or non-convex solver certifies
 nothing).
 
 **Every run returns its model.** A run that stops before its tolerance (``--max-iter``,
@@ -37,8 +39,9 @@ JSON (``--json``): ``method``, ``loss``, the method's parameters, ``train``, ``s
 measures), ``status``, ``converged``, ``message``, ``gap`` (certified duality gap),
 ``relative_gap``, ``w_radius`` (certified bound on ``||w - w*||``; null without one),
 ``normalize``, ``zero_model``, the formulation's sizes (``n_dual``, ``n_pairs``;
-``n_rankings_log10`` for the structured methods), ``peak_memory_mb`` (the process's peak
-resident memory: reading, fit and report); with
+``n_rankings_log10`` for the structured methods), ``read_time`` (CPU seconds reading the
+data files), ``cg_iterations`` (PRSVM and PRSVM+: Hessian products per Newton step),
+``peak_memory_mb`` (the process's peak resident memory: reading, fit and report); with
 ``--test`` also ``preset``, the measure keys of ``cvxrank evaluate --json``
 (``ndcg@1``..``ndcg@k``, ``p@1``..``p@k``, ``map``, ``mrr``), ``certified`` (per measure:
 ``certified`` and ``uncertified_queries``) and, for OC SVM, ``grade_accuracy`` and
@@ -72,6 +75,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 from cvxrank.cli.common import (
@@ -80,12 +84,14 @@ from cvxrank.cli.common import (
     add_progress_flag,
     json_text,
     load_data,
+    nonnegative_float,
     positive_float,
     positive_int,
     progress_wanted,
 )
 from cvxrank.errors import CvxrankError, UsageError
 from cvxrank.output_files import refuse_input
+from cvxrank.tolerances import MODEL_RADIUS
 
 if TYPE_CHECKING:
     from cvxrank.data.normalize import Normalization
@@ -210,6 +216,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         dest="time_budget", metavar="SECONDS",
                         help="stop after this many wall-clock seconds of solving and return "
                         "the last certified iterate (status time_budget, exit code 3)")
+    parser.add_argument("--model-radius", type=nonnegative_float, default=MODEL_RADIUS,
+                        dest="model_radius", metavar="FRACTION",
+                        help="without --test, go on past the tolerance until the certified "
+                        "model radius is at most this fraction of ||w|| (default "
+                        f"{MODEL_RADIUS:g}; 0: stop at the tolerance)")
     parser.add_argument("--require-converged", action="store_true",
                         help="a run that does not meet its tolerance is an error (exit 1, "
                         "after the report and model are written)")
@@ -240,8 +251,10 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.save_model:
         refuse_input(args.save_model, (args.train, args.test, args.query),
                      option="--save-model")
+    reading = time.process_time()
     train, _, _ = load_data(args.train, args.format, args.query)
     test = load_data(args.test, args.format, None)[0] if args.test else None
+    read_time = time.process_time() - reading
     training = training_record(args.train, train) if args.save_model else {}
     train, test, normalization = normalized(args.normalize, train, test)
     # The formulation and fit_formulation directly (what the estimators call), so that a
@@ -257,7 +270,8 @@ def run_fit(args: argparse.Namespace) -> int:
     try:
         run = fit_formulation(formulation, solver, tol=args.tol, max_iter=args.max_iter,
                               time_budget=args.time_budget, seed=0, callback=callback,
-                              certify=target, **solver_options)
+                              certify=target, model_radius=args.model_radius or None,
+                              **solver_options)
     finally:
         if progress:
             sys.stderr.write("\n")
@@ -270,6 +284,9 @@ def run_fit(args: argparse.Namespace) -> int:
         "normalize": args.normalize,
         "zero_model": bool(run.info.get("zero_model", False)),
         **formulation.sizes(),
+        "read_time": read_time,
+        **({"cg_iterations": list(run.info["cg_iterations"])}
+           if "cg_iterations" in run.info else {}),
         "peak_memory_mb": peak_memory_mb(),
     }
     if test is not None:
@@ -294,8 +311,16 @@ def run_fit(args: argparse.Namespace) -> int:
 
 
 def peak_memory_mb() -> float:
-    """The process's peak resident memory so far, in MB (``getrusage``'s ``ru_maxrss``:
-    reading, the fit and the report together; NaN where the platform has no ``resource``)."""
+    """The process's peak resident memory so far, in MB (reading, the fit and the report
+    together): Linux's ``VmHWM`` of this process, else ``getrusage``'s ``ru_maxrss`` (which
+    a process started by a larger one may inherit from it); NaN where neither exists."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     try:
         import resource
     except ImportError:  # not on Windows

@@ -144,6 +144,12 @@ class _Blocks:
     ``doc[e]`` is the document of entry e, ``upper[e]`` whether it plays the preferred role,
     ``shift[e]`` is ``-m/2`` (upper) or ``+m/2`` (lower); ``ptr`` delimits the blocks and
     ``block``, ``weight``, ``margin`` give each entry's block, its weight c and margin m.
+
+    Each block is a few *segments* (its upper documents, then its documents of each lower
+    level), each a *run* of ``runs.doc``, the documents by query, level and row:
+    ``runs.start``/``runs.length`` delimit the runs, and segment j of block b
+    (``segments.ptr[b] <= j < segments.ptr[b+1]``) holds the entries ``segments.entry[j]``
+    onwards, the documents ``runs.doc[segments.run[j]:][:segments.length[j]]`` in order.
     """
 
     doc: np.ndarray
@@ -153,6 +159,8 @@ class _Blocks:
     weight: np.ndarray
     margin: np.ndarray
     ptr: np.ndarray
+    runs: sorted_kernels.Runs
+    segments: sorted_kernels.Segments
 
 
 class SortedPairLoss:
@@ -225,19 +233,22 @@ class SortedPairLoss:
         (number of grades - 1) x n, twice that for the Huber loss."""
         return int(self.blocks.doc.size)
 
-    def _sort(self, values: np.ndarray, compiled: bool) -> np.ndarray:
-        """Permutation sorting ``values`` inside each block (blocks keep their positions).
+    def _sort(self, values: np.ndarray, scores: np.ndarray, compiled: bool) -> np.ndarray:
+        """Permutation sorting ``values`` (the shifted ``scores`` of the entries) inside each
+        block (blocks keep their positions).
 
         A problem too large for the numpy passes (:func:`sorted_kernels.use_compiled`) runs
-        the compiled passes from its first evaluation and sorts with one merge sort per block
-        (O(E log(block)), cache-friendly); any other sorts with numpy (all entries, then a
-        stable sort by block), so that its results do not depend on which passes run. The
-        two sorts may order exactly tied entries differently (a tie between an upper and a
-        lower entry is a pair at the kink of the loss, whose generalized Hessian entry is 0
-        or 2c, both valid).
+        the compiled passes from its first evaluation and sorts by merging
+        (:func:`sorted_kernels.merged_order`: each query's documents of each level sorted
+        once, each block a merge of its levels, O(n log n + E x levels)); any other sorts
+        with numpy (all entries, then a stable sort by block), so that its results do not
+        depend on which passes run. The two may order exactly tied entries differently (a
+        tie between an upper and a lower entry is a pair at the kink of the loss, whose
+        generalized Hessian entry is 0 or 2c, both valid).
         """
         if compiled and self.n_entries > sorted_kernels.NUMPY_MAX_ENTRIES:
-            return sorted_kernels.block_order(values, self.blocks.ptr)
+            return sorted_kernels.merged_order(values, scores, self.blocks.runs,
+                                               self.blocks.segments)
         order = np.argsort(values)
         if self.blocks.ptr.size > 2:
             # Stable sort by block id: a radix sort for uint16 keys, so O(E).
@@ -247,9 +258,10 @@ class SortedPairLoss:
     def evaluate(self, s: np.ndarray) -> LossEvaluation:
         """Value, gradient and Hessian-vector product of L at the scores ``s``."""
         b = self.blocks
-        values = np.asarray(s, dtype=np.float64)[b.doc] + b.shift
+        scores = np.asarray(s, dtype=np.float64)
+        values = scores[b.doc] + b.shift
         compiled = sorted_kernels.use_compiled(self.n_entries, self._cells)
-        order = self._sort(values, compiled)
+        order = self._sort(values, scores, compiled)
         squared = self.loss != "hinge"
         if compiled:
             value, grad, margin_hinge, count = sorted_kernels.block_sums(
@@ -322,10 +334,16 @@ def _build_blocks(query: np.ndarray, grade: np.ndarray, query_weight: np.ndarray
             seg_count.append(np.column_stack([count[q, h], count[q][:, levels]]))
             weights.append(query_weight[q] * c)
             margins.append(np.full(q.size, m))
+    present = cells > 0
+    runs = sorted_kernels.Runs(doc=order.astype(np.int64),
+                               start=start.ravel()[present].astype(np.int64),
+                               length=cells[present].astype(np.int64))
     if not keys:
-        return _Blocks(doc=np.zeros(0, np.int64), upper=np.zeros(0, bool), shift=np.zeros(0),
-                       block=np.zeros(0, np.int64), weight=np.zeros(0), margin=np.zeros(0),
-                       ptr=np.zeros(1, np.int64))
+        none = np.zeros(0, np.int64)
+        return _Blocks(doc=none, upper=np.zeros(0, bool), shift=np.zeros(0), block=none,
+                       weight=np.zeros(0), margin=np.zeros(0), ptr=np.zeros(1, np.int64),
+                       runs=runs, segments=sorted_kernels.Segments(
+                           ptr=np.zeros(1, np.int64), entry=none, run=none, length=none))
     key = np.concatenate(keys)
     rank = np.lexsort((key[:, 2], key[:, 1], key[:, 0]))
     weight = np.concatenate(weights)[rank]
@@ -361,6 +379,11 @@ def _build_blocks(query: np.ndarray, grade: np.ndarray, query_weight: np.ndarray
         weight=weight_e,
         margin=margin_e,
         ptr=np.r_[0, np.cumsum(sizes)].astype(np.int64),
+        runs=runs,
+        segments=sorted_kernels.Segments(
+            ptr=np.r_[0, np.cumsum(width)].astype(np.int64),
+            entry=(np.cumsum(counts) - counts).astype(np.int64),
+            run=starts.astype(np.int64), length=counts.astype(np.int64)),
     )
 
 

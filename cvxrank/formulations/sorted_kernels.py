@@ -66,7 +66,7 @@ and never compiles.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -215,16 +215,104 @@ def _block_hessp(delta: np.ndarray, order: np.ndarray, count: np.ndarray, doc: n
     return out
 
 
-def _block_order(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
-    """Permutation sorting ``values`` inside each block ``ptr[b]:ptr[b+1]`` (a stable merge
-    sort per block: ties keep their entry order, as numpy's stable sorts do)."""
+#: Runs of at most this many documents are sorted by insertion (in place), longer ones by
+#: numpy's merge sort.
+SHORT_RUN = 32
+
+
+class Runs(NamedTuple):
+    """Documents by query, grade level and row (``doc``), in runs of one query and level:
+    ``doc[start[r]:start[r] + length[r]]`` (see ``pair_losses._Blocks``)."""
+
+    doc: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+
+
+class Segments(NamedTuple):
+    """The segments of the blocks: segment j of block b (``ptr[b] <= j < ptr[b+1]``) holds
+    the entries from ``entry[j]`` on, the documents of the ``length[j]`` positions of
+    :class:`Runs` ``doc`` from ``run[j]`` (see ``pair_losses._Blocks``)."""
+
+    ptr: np.ndarray
+    entry: np.ndarray
+    run: np.ndarray
+    length: np.ndarray
+
+
+def _merged_order(values: np.ndarray, scores: np.ndarray, run_doc: np.ndarray,
+                  run_start: np.ndarray, run_length: np.ndarray, seg_ptr: np.ndarray,
+                  seg_entry: np.ndarray, seg_run: np.ndarray,
+                  seg_length: np.ndarray) -> np.ndarray:
+    """Permutation sorting ``values`` inside each block, by merging (:func:`merged_order`)."""
+    rank = np.empty(run_doc.size, dtype=np.int64)  # position of each run entry, sorted
+    for r in range(run_start.size):
+        p, c = run_start[r], run_length[r]
+        if c > SHORT_RUN:
+            keys = np.empty(c)
+            for t in range(c):
+                keys[t] = scores[run_doc[p + t]]
+            inside = np.argsort(keys, kind="mergesort")
+            for t in range(c):
+                rank[p + t] = inside[t]
+            continue
+        for t in range(c):  # insertion sort, stable: a short run needs no allocation
+            key = scores[run_doc[p + t]]
+            i = t
+            while i > 0 and scores[run_doc[p + rank[p + i - 1]]] > key:
+                rank[p + i] = rank[p + i - 1]
+                i -= 1
+            rank[p + i] = t
     order = np.empty(values.size, dtype=np.int64)
-    for b in range(ptr.size - 1):
-        lo, hi = ptr[b], ptr[b + 1]
-        inside = np.argsort(values[lo:hi], kind="mergesort")
-        for t in range(hi - lo):
-            order[lo + t] = lo + inside[t]
+    widest = 0
+    for b in range(seg_ptr.size - 1):
+        widest = max(widest, seg_ptr[b + 1] - seg_ptr[b])
+    head = np.zeros(widest, dtype=np.int64)  # next position of each segment of the block
+    head_entry = np.zeros(widest, dtype=np.int64)  # its entry and value (inf: exhausted)
+    head_value = np.zeros(widest)
+    out = 0
+    for b in range(seg_ptr.size - 1):
+        first, k = seg_ptr[b], seg_ptr[b + 1] - seg_ptr[b]
+        total = 0
+        for j in range(k):
+            s = first + j
+            head[j] = 0
+            total += seg_length[s]
+            head_value[j] = np.inf
+            if seg_length[s] > 0:
+                head_entry[j] = seg_entry[s] + rank[seg_run[s]]
+                head_value[j] = values[head_entry[j]]
+        for _ in range(total):
+            best = 0
+            for j in range(1, k):
+                if head_value[j] < head_value[best]:
+                    best = j
+            order[out] = head_entry[best]
+            out += 1
+            s = first + best
+            head[best] += 1
+            if head[best] < seg_length[s]:
+                head_entry[best] = seg_entry[s] + rank[seg_run[s] + head[best]]
+                head_value[best] = values[head_entry[best]]
+            else:
+                head_value[best] = np.inf
     return order
+
+
+def merged_order(values: np.ndarray, scores: np.ndarray, runs: Runs,
+                 segments: Segments) -> np.ndarray:
+    """Permutation sorting ``values`` inside each block, blocks in place, by merging.
+
+    Every entry of a segment has the same shift (``values = scores[doc] + shift``), so a
+    segment in the order of its documents' scores is sorted; the documents of each run (one
+    query, one level) are sorted once (a stable merge sort of their scores), and each
+    block's order is the merge of its segments (ties to the earlier segment). The blocks of
+    a query at levels 1, ..., R share its runs, so this costs O(n log(run) + E x segments
+    per block) instead of sorting all E >= n entries.
+    """
+    return _dispatchers()["merged_order"](values, scores, runs.doc, runs.start, runs.length,
+                                          segments.ptr, segments.entry, segments.run,
+                                          segments.length)
 
 
 def _dispatchers() -> dict[str, Any]:
@@ -238,13 +326,13 @@ def _dispatchers() -> dict[str, Any]:
 
 
 #: The compiled kernels, by the module attribute under which they are looked up.
-_KERNELS = {"block_sums": _block_sums, "block_hessp": _block_hessp, "block_order": _block_order}
+_KERNELS = {"block_sums": _block_sums, "block_hessp": _block_hessp,
+            "merged_order": _merged_order}
 
 
 def __getattr__(name: str) -> Any:
-    """``block_sums``, ``block_hessp``, ``block_order``: the compiled passes (numba
-    dispatchers)."""
-    if name in _KERNELS:
+    """``block_sums`` and ``block_hessp``: the compiled passes (numba dispatchers)."""
+    if name in ("block_sums", "block_hessp"):
         return _dispatchers()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -263,8 +351,9 @@ def warm_up() -> None:
     block_sums, block_hessp = kernels["block_sums"], kernels["block_hessp"]
     values = np.array([0.0, 1.0])
     ptr = np.array([0, 2], dtype=np.int64)
-    order = kernels["block_order"](values, ptr)
     doc = np.array([0, 1], dtype=np.int64)
+    order = merged_order(values, values, Runs(doc, doc, np.array([1, 1])),
+                         Segments(np.array([0, 2]), doc, doc, np.array([1, 1])))
     upper = np.array([True, False])
     ones = np.ones(2)
     _, _, _, count = block_sums(values, order, doc, upper, ones, ones, ptr, 2, True)
