@@ -13,7 +13,7 @@ x_j))^2`` over the pairs of different grades within a query (``ranksvm.cpp``,
 maximum resident set size:
 
 * cvxrank: ``cvxrank fit --train FILE --method ranksvm --loss squared_hinge --C c --tol t
-  --json`` (interpreter start, imports, parsing, set-up, solve); its **solver clock** is the
+  --model-radius 0 --json`` (stops at its tolerance, as the peer does; interpreter start, imports, parsing, set-up, solve); its **solver clock** is the
   ``time`` of the JSON (``Run.time``: set-up of the sorted blocks and the Newton iterations
   with their certificate; wall clock, not reading);
 * the peer: ``train -s 8 -c c -e eps -q FILE MODEL``, and its **read-only process** ``train
@@ -145,7 +145,8 @@ def peer_read_cmd(train: Path, case: Case, model: Path) -> list[str]:
 
 def cvxrank_cmd(case: Case, tol: float) -> list[str]:
     return [CVXRANK, "fit", "--train", str(case.path), "--method", "ranksvm", "--loss",
-            "squared_hinge", "--C", repr(case.C), "--tol", repr(tol), "--json", "--quiet"]
+            "squared_hinge", "--C", repr(case.C), "--tol", repr(tol), "--model-radius", "0",
+            "--json", "--quiet"]
 
 
 def calibrate(case: Case, train: Path, tmp: Path, rel_gap: float, threads: int) -> dict:

@@ -122,12 +122,14 @@ from cvxrank.registry import entries
 entries()  # what the first fit's default_solver does: import every registered family
 registry = time.perf_counter() - started - imports
 root, c, tol = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+radius = None if sys.argv[4] == "tolerance" else 1e-4  # 1e-4: the default MODEL_RADIUS
 folds = []
-for k in sys.argv[4:]:
+for k in sys.argv[5:]:
     t0 = time.perf_counter()
     data = read_svmlight(f"{root}/Fold{k}/train.txt")
     t1 = time.perf_counter()
-    run = fit_formulation(RankSVM(data, C=c / data.n_queries, loss="hinge"), "auto", tol=tol)
+    run = fit_formulation(RankSVM(data, C=c / data.n_queries, loss="hinge"), "auto", tol=tol,
+                          model_radius=radius)
     t2 = time.perf_counter()
     folds.append({"fold": int(k), "read": t1 - t0, "fit": t2 - t1, "solver": run.solver,
                   "iterations": run.n_iter, "objective": run.objective,
@@ -137,6 +139,13 @@ print(json.dumps({"imports": imports, "registry": registry, "folds": folds,
                   "numba": "numba" in sys.modules, "cvxpy": "cvxpy" in sys.modules,
                   "sklearn": "sklearn" in sys.modules}))
 """
+
+
+def stop_rule(tol: float) -> str:
+    """``"tolerance"`` at svm_rank's precision (tol 1e-3: stop where the tolerance is met, as
+    svm_rank does), ``"default"`` otherwise (cvxrank's default stop: the tolerance, then the
+    certified model radius 1e-4 ||w||)."""
+    return "tolerance" if tol >= 1e-3 else "default"
 
 
 def child_env(threads: int) -> dict[str, str]:
@@ -160,7 +169,7 @@ def one_process(c: float, tol: float, folds: list[int], threads: int,
     times, cpus, out = [], [], {}
     for _ in range(repeat):
         done = run_process([sys.executable, "-c", CHILD, str(OHSUMED), repr(c), repr(tol),
-                            *map(str, folds)], env=child_env(threads))
+                            stop_rule(tol), *map(str, folds)], env=child_env(threads))
         times.append(done.wall)
         cpus.append(done.cpu)
         out = json.loads(done.stdout)
@@ -215,7 +224,9 @@ def five_cli_processes(c: float, tol: float, data: dict[int, Any], threads: int,
             done = run_process(
                 [str(CVXRANK), "fit", "--method", "ranksvm", "--loss", "hinge",
                  "--C", repr(c / d.n_queries), "--train", str(OHSUMED / f"Fold{k}" / "train.txt"),
-                 "--tol", repr(tol), "--json"], env=child_env(threads))
+                 "--tol", repr(tol), "--json",
+                 *(["--model-radius", "0"] if stop_rule(tol) == "tolerance" else [])],
+                env=child_env(threads))
             total += done.wall
             cpu += done.cpu
         totals.append(total)
