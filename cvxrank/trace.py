@@ -471,7 +471,9 @@ class TraceRecorder:
         self._strong = float(formulation.strong_convexity)
         self._until_next_gap = math.inf
         self._until_deadline: int | None = None
-        self._last: tuple[np.ndarray | None, float, float] = (None, math.nan, math.inf)
+        # the last recorded point: w, its gap, radius and objective
+        self._last: tuple[np.ndarray | None, float, float, float] = (None, math.nan, math.inf,
+                                                                     math.nan)
         self._elapsed = 0.0
         self._wall_start = time.perf_counter()
         self._started = self._wall_start
@@ -602,7 +604,7 @@ class TraceRecorder:
                 gap_ok = _feasible(f, alpha)
             met = met or gap_ok
             self.tol_met = met
-            self._last = (w, gap, r)
+            self._last = (w, gap, r, p)
             if due or met:
                 self.trace.append(k, self._elapsed, p, d, step, extra, radius=r)
             if met and not self._until_holds(k, w, r, gap, p, from_gap=from_gap):
@@ -659,7 +661,10 @@ class TraceRecorder:
             if message is None and self.status is None:
                 message = ("converged: tolerance met" if self.tol_met else
                            "stopped: the solver ended before its tolerance was met")
-        objective = float(f.primal_value(w)) if len(self.trace) else float("nan")
+        objective = float("nan")
+        if len(self.trace):  # the last record's objective when w is that point
+            objective = (self._last[3] if self._is_last(w) and math.isfinite(self._last[3])
+                         else float(f.primal_value(w)))
         gap, radius = self._certificate(w, objective)
         return Run(
             w=w,
@@ -688,10 +693,14 @@ class TraceRecorder:
         if _broken_certificate(objective, float(duals.max()), self.formulation.gap_floor):
             return gap, math.inf
         radius = certified_radius(gap, self._strong)
-        last_w, _, last_r = self._last
-        if last_w is not None and last_w.shape == w.shape and np.array_equal(last_w, w):
-            radius = min(radius, last_r)
+        if self._is_last(w):
+            radius = min(radius, self._last[2])
         return gap, radius
+
+    def _is_last(self, w: np.ndarray) -> bool:
+        """Whether ``w`` is the last recorded point."""
+        last_w = self._last[0]
+        return last_w is not None and last_w.shape == w.shape and bool(np.array_equal(last_w, w))
 
 
 def _feasible(formulation: Any, alpha: np.ndarray) -> bool:
