@@ -18,7 +18,8 @@ for the package's ``__init__`` only: a new top-level module must be placed).
 2. **data**: ``data``, the package ``cvxrank`` itself (its top-level names are data's) and
    ``model_file`` (the saved model's format: arrays, normalization and certificate).
 3. **numerics**: ``metrics``, ``sets``, ``l1inf_kernels``, ``kernel``, ``cuts``.
-4. **model**: ``formulations``, ``oracles``, ``capabilities``, ``trace``.
+4. **model**: ``formulations``, ``oracles``, ``capabilities``, ``trace``, ``precompile``
+   (builds the compiled kernels of the layers up to here).
 5. **certificates**: ``reference`` (the certified CVXPY optimum), ``validate``, ``certify``,
    ``zero_certificate``; below the solvers, which certify against references.
 6. **solvers**: ``solvers``, ``baselines``.
@@ -53,7 +54,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cvxrank.metrics", "cvxrank.sets", "cvxrank.l1inf_kernels", "cvxrank.kernel",
      "cvxrank.cuts"),
     ("cvxrank.formulations", "cvxrank.oracles", "cvxrank.capabilities", "cvxrank.trace",
-     "cvxrank.measure_certificate"),
+     "cvxrank.measure_certificate", "cvxrank.precompile"),
     ("cvxrank.reference", "cvxrank.validate", "cvxrank.certify", "cvxrank.zero_certificate"),
     ("cvxrank.solvers", "cvxrank.baselines"),
     ("cvxrank.registry", "cvxrank.instances"),
