@@ -189,7 +189,8 @@ def fit_formulation(
         return run
     note = zero_model_note(formulation, run.w, tol if tol is not None else
                            tolerances.FAST_SOLVER_GAP,
-                           explain=run.status not in (Status.TIME_BUDGET, Status.INTERRUPTED))
+                           explain=run.status not in (Status.TIME_BUDGET, Status.INTERRUPTED),
+                           at_zero=run.info.get("loss_at_zero"))
     scales = "" if run.converged or run.status is Status.INTERRUPTED else scale_note(
         formulation.data.X, newton=run.solver in ("prsvm", "prsvm+"))
     message = "; ".join(part for part in (run.message, scales, note) if part)
@@ -220,7 +221,8 @@ def exact_zero(formulation: Objective, run: Run) -> Run:
                        message=f"converged: {zero.reason}", info={"zero_certificate": zero})
 
 
-def meaningful_C(formulation: Formulation, tol: float) -> float | None:
+def meaningful_C(formulation: Formulation, tol: float,
+                 at_zero: tuple[float, float] | None = None) -> float | None:
     r"""The smallest C at which the optimum differs from the zero model by ``tol``, or None.
 
     For a loss term :math:`C L(Xw)` the optimal value is :math:`p^*(C) = C L(0) - \tfrac12
@@ -229,23 +231,28 @@ def meaningful_C(formulation: Formulation, tol: float) -> float | None:
     :math:`C_{lo} = 2\,\mathrm{tol}\, L(0) / \|g\|^2` the optimum is within ``tol`` of
     w = 0 in objective (it is then about :math:`-C g`, the gradient's ranking). Needs a
     formulation that evaluates its pairwise loss (``evaluate_loss``); None otherwise.
+    ``at_zero`` is :math:`(L(0), \|g\|^2)` when a solver already computed them (a Newton
+    run starts at w = 0: ``Run.info["loss_at_zero"]``), which saves a loss evaluation.
     """
     if "loss_subgradient" not in formulation.capabilities:
         return None
-    ev = formulation.evaluate_loss(np.zeros(formulation.data.n_features))
-    g = np.asarray(formulation.X.T @ ev.grad).ravel()
-    g2 = float(g @ g)
-    return 2.0 * tol * float(ev.value) / g2 if g2 > 0 and ev.value > 0 else None
+    if at_zero is None:
+        ev = formulation.evaluate_loss(np.zeros(formulation.data.n_features))
+        g = np.asarray(formulation.X.T @ ev.grad).ravel()
+        at_zero = (float(ev.value), float(g @ g))
+    value, g2 = at_zero
+    return 2.0 * tol * value / g2 if g2 > 0 and value > 0 else None
 
 
 def zero_model_note(formulation: Formulation, w: np.ndarray, tol: float, *,
-                    explain: bool = True) -> str:
+                    explain: bool = True, at_zero: tuple[float, float] | None = None) -> str:
     """A sentence for a fit that returned w = 0, or whose C is below :func:`meaningful_C`
     (where the loss term's effect is below the tolerance); empty otherwise. Without
     ``explain`` (a run stopped by its time budget or an interrupt) :func:`meaningful_C`,
-    a loss evaluation that costs a structured oracle call, is left out."""
+    a loss evaluation that costs a structured oracle call, is left out (``at_zero``: see
+    :func:`meaningful_C`)."""
     weights = np.asarray(w)[: formulation.data.n_features]
-    low = meaningful_C(formulation, tol) if explain else None
+    low = meaningful_C(formulation, tol, at_zero) if explain else None
     C = formulation.params().get("C")
     where = "" if low is None else (
         f"; for this data C >= {low:.2g} gives an optimum that differs from w = 0 by more "

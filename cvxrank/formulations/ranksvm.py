@@ -571,7 +571,8 @@ class RankSVM(PairwiseSVM):
         """w(alpha) = X^T A^T alpha."""
         return np.asarray(self._X.T @ (self._A.T @ np.asarray(alpha, dtype=np.float64)))
 
-    def dual_value_at(self, w: np.ndarray, evaluation: LossEvaluation | None = None) -> float:
+    def dual_value_at(self, w: np.ndarray, evaluation: LossEvaluation | None = None,
+                      loss_gradient: np.ndarray | None = None) -> float:
         r"""Dual objective at the dual point that ``w`` induces (squared hinge), else NaN.
 
         For the squared hinge, :math:`\alpha_k(w) = 2 C c_k \max(0, m_k - w^\top(x_i -
@@ -590,11 +591,16 @@ class RankSVM(PairwiseSVM):
         w : ndarray of shape (d,)
         evaluation : LossEvaluation, optional
             The loss already evaluated at ``X w`` (saves a sort).
+        loss_gradient : ndarray of shape (d,), optional
+            :math:`X^\top \partial L / \partial s` of that evaluation, if the caller holds it
+            (saves a product with X).
         """
         if self.loss != "squared_hinge":
             return float("nan")
         ev = self.evaluate_loss(w) if evaluation is None else evaluation
-        u = self.C * np.asarray(self._X.T @ ev.grad)
+        if loss_gradient is None:
+            loss_gradient = np.asarray(self._X.T @ ev.grad)
+        u = self.C * loss_gradient
         return float(2.0 * self.C * ev.margin_hinge - 0.5 * (u @ u) - self.C * ev.value)
 
     # -- cutting planes: the iteration bound and the exact finish (hinge) -------------------

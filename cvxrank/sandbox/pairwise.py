@@ -284,13 +284,16 @@ class PairwiseFormulation(ProjectableDual, LossWeighted):
         conjugate = float(scale @ self.loss.conjugate(-alpha / scale))
         return -self._regularizer(self._weights_of(alpha))[0] - conjugate
 
-    def dual_value_at(self, w: np.ndarray,
-                      evaluation: PairLossEvaluation | None = None) -> float:
+    def dual_value_at(self, w: np.ndarray, evaluation: PairLossEvaluation | None = None,
+                      loss_gradient: np.ndarray | None = None) -> float:
         r"""The dual bound certified by w: :math:`D(\alpha(w))`, :math:`\alpha_k(w) = -C c_k
         \ell'(t_k)`, i.e. :math:`-h(-C X^\top \nabla_s L) - C \sum_k c_k (t_k \ell'(t_k) -
-        \ell(t_k))` from one loss evaluation (``evaluation``, if the caller holds it)."""
+        \ell(t_k))` from one loss evaluation (``evaluation``, if the caller holds it, and
+        ``loss_gradient`` its :math:`X^\top \nabla_s L`)."""
         ev = self.evaluate_loss(w) if evaluation is None else evaluation
-        v = -self.C * np.asarray(self.X.T @ ev.grad)
+        if loss_gradient is None:
+            loss_gradient = np.asarray(self.X.T @ ev.grad)
+        v = -self.C * loss_gradient
         return -self._regularizer(v)[0] - self.C * ev.fenchel
 
     @cached_property

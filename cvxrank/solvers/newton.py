@@ -181,6 +181,7 @@ def solve_truncated_newton(
     s = np.zeros(X.shape[0])
     ev = loss_engine.evaluate(s)
     value = C * ev.value
+    at_zero = None  # L(0) and ||X^T dL/ds||^2 at w = 0, for fitting.meaningful_C
     g0_norm = None
     cg_counts: list[int] = []
     steps: list[float] = []
@@ -189,11 +190,14 @@ def solve_truncated_newton(
     gap_best = math.inf
     stalled = False
     while True:
-        g = w + C * np.asarray(X.T @ ev.grad)
+        loss_gradient = np.asarray(X.T @ ev.grad)
+        if at_zero is None:
+            at_zero = (float(ev.value), float(loss_gradient @ loss_gradient))
+        g = w + C * loss_gradient
         g_norm = float(np.linalg.norm(g))
         bound = value - 0.5 * g_norm * g_norm  # p* >= P(w) - ||g||^2 / 2 (1-strongly convex)
         if certified:
-            bound = max(bound, f.dual_value_at(w, ev))
+            bound = max(bound, f.dual_value_at(w, ev, loss_gradient))
         if not rec.record(k, w=w, step=steps[-1] if steps else float("nan"),
                           converged=g_norm == 0.0, values=(value, bound), radius=g_norm):
             break
@@ -245,7 +249,7 @@ def solve_truncated_newton(
         if explicit and t < 1.0:  # the exact step overshot: truncated CG from here on
             explicit_allowed = False
     info = {"cg_iterations": cg_counts, "steps": steps, "engine": engine, "stalled": stalled,
-            "explicit_steps": explicit_steps}
+            "explicit_steps": explicit_steps, "loss_at_zero": at_zero}
     if not stalled:
         return rec.result(w, None, k, name, **info)
     # The last record was at this w: its certificate met tol, or not.
