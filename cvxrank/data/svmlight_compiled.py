@@ -152,106 +152,200 @@ def _number(buf: np.ndarray, s: int, e: int) -> tuple[int, float, bool]:
     return _UNSURE, 0.0, negative
 
 
+def _plain_number(buf: np.ndarray, s: int, stop: int) -> tuple[int, float, int]:
+    """Read the longest prefix ``[+-]?D*(.D*)?`` from ``s``: ``(_FAST, value, end)`` when it
+    has 1 to 15 digits (then ``value`` is exact: the digits' integer, below 2**53, divided by
+    an exact power of ten), else ``(_INVALID, 0.0, end)`` (then :func:`_number` decides)."""
+    i = s
+    negative = False
+    if i < stop and (buf[i] == 43 or buf[i] == 45):
+        negative = buf[i] == 45
+        i += 1
+    mantissa = 0
+    digits = 0
+    while i < stop:
+        d = np.int64(buf[i]) - 48
+        if d < 0 or d > 9:
+            break
+        mantissa = mantissa * 10 + d
+        digits += 1
+        i += 1
+    whole = digits
+    if i < stop and buf[i] == 46:
+        i += 1
+        while i < stop:
+            d = np.int64(buf[i]) - 48
+            if d < 0 or d > 9:
+                break
+            mantissa = mantissa * 10 + d
+            digits += 1
+            i += 1
+    if 0 < digits <= 15:
+        value = float(mantissa) / _POW10[digits - whole]
+        return _FAST, -value if negative else value, i
+    return _INVALID, 0.0, i
+
+
+def _skip_space(buf, i, stop):
+    """The first index from ``i`` that is not whitespace other than a line feed (``stop``
+    at the end); -1 at a carriage return that does not end a line (a line break to Python)."""
+    while i < stop:
+        c = buf[i]
+        if not ((9 <= c <= 13 and c != 10) or 28 <= c <= 32):
+            return i
+        if c == 13 and i + 1 < stop and buf[i + 1] != 10:
+            return -1
+        i += 1
+    return i
+
+
+def _token_end(buf, i, stop):
+    """Where the token at ``i`` ends (whitespace, ``#`` or ``stop``), its number of ``:``,
+    the last one's index, and whether it holds a non-ASCII byte."""
+    colons = 0
+    colon = -1
+    high = False
+    while i < stop:
+        c = buf[i]
+        if c <= 32 and ((9 <= c <= 13) or c >= 28):
+            break
+        if c == 35:
+            break
+        if c == 58:
+            colons += 1
+            colon = i
+        elif c >= 128:
+            high = True
+        i += 1
+    return i, colons, colon, high
+
+
+def _line_end(buf, i, stop, check_high):
+    """The index of the line feed from ``i`` (``stop`` without one); -1 at a carriage return
+    that does not end a line or, with ``check_high``, at a non-ASCII byte."""
+    while i < stop:
+        c = buf[i]
+        if c == 10:
+            return i
+        if c == 13 and i + 1 < stop and buf[i + 1] != 10:
+            return -1
+        if check_high and c >= 128:
+            return -1
+        i += 1
+    return i
+
+
+def _save(st, lineno, rows, nnz, maxcol, file_qid, cbytes, crows, nslow, err_b):
+    st[_LINENO] = lineno
+    st[_ROWS] = rows
+    st[_NNZ] = nnz
+    st[_MAXCOL] = maxcol
+    st[_HASQID] = file_qid
+    st[_CBYTES] = cbytes
+    st[_CROWS] = crows
+    st[_NSLOW] = nslow
+    st[_ERR_B] = err_b
+
+
 def _scan(buf, start, stop, final, st, opt, y, qid, line, out, indptr, indices, cbuf, coff,
           chas, slow, scratch):  # noqa: ANN001, ANN202 (numba kernel)
     """Read the complete lines of ``buf[start:stop]`` (and the last, partial one when
-    ``final``); return where it stopped.
+    ``final``); return where it stopped (the start of the first line not read).
 
     Pass 1 (``opt[_FILL] == 0``) counts into ``st`` and records the first line of each error
     kind, stopping at the first line with an error of the line (``_ERR_A``) or that it does not
     read (``_UNSUPPORTED``); pass 2 fills ``y``, ``qid``, ``line``, ``out`` (dense, flat,
     or the CSR ``data`` with ``indptr``, ``indices``), the comments (``cbuf``, ``coff``,
-    ``chas``) and the slow values' places (``slow``). It returns early when ``slow`` or
-    ``scratch`` might not hold the next line (``st[_NEED_*]`` then says how much it needs).
+    ``chas``) and the slow values' places (``slow``). Everything a line changes in ``st`` is
+    committed at its end, so that a line can be read again: the kernel returns at a line's
+    start when ``slow`` or ``scratch`` is full (``st[_NEED_*]`` then says it must grow, else
+    ``slow`` is to be converted) or when the line is cut by ``stop``.
     """
     fill = opt[_FILL] != 0
     dense = opt[_DENSE] != 0
     width = opt[_WIDTH]
     lowest = opt[_LOWEST]
     limit = opt[_LIMIT]
+    lineno = st[_LINENO]
+    rows = st[_ROWS]
+    nnz = st[_NNZ]
+    maxcol = st[_MAXCOL]
+    file_qid = st[_HASQID]
+    cbytes = st[_CBYTES]
+    crows = st[_CROWS]
+    nslow = st[_NSLOW]
+    err_b = st[_ERR_B]
     pos = start
     while pos < stop:
-        nl = pos
-        while nl < stop and buf[nl] != 10:
-            nl += 1
-        if nl == stop and not final:
+        ln = lineno + 1
+        i = _skip_space(buf, pos, stop)
+        if i < 0:
+            st[_UNSUPPORTED] = ln
             return pos
-        le = nl
-        if le > pos and buf[le - 1] == 13:
-            le -= 1
-        bound = (le - pos + 1) // 2 + 1  # most tokens the line can hold
-        if scratch.shape[0] < bound:
-            st[_NEED_SCRATCH] = bound
-            return pos
-        if fill and st[_NSLOW] + bound > slow.shape[0]:
-            if st[_NSLOW] == 0:
-                st[_NEED_SLOW] = bound
-            return pos
-        st[_LINENO] += 1
-        lineno = st[_LINENO]
-        # the data part (before '#'): ASCII only; a lone CR anywhere is a line break to Python
-        h = pos
-        while h < le and buf[h] != 35:
-            if buf[h] >= 128 or buf[h] == 13:
-                st[_UNSUPPORTED] = lineno
+        if i == stop and not final:
+            break
+        if i == stop or buf[i] == 10 or buf[i] == 35:  # a blank line or a comment line
+            j = _line_end(buf, i, stop, True)
+            if j < 0:
+                st[_UNSUPPORTED] = ln
                 return pos
-            h += 1
-        for k in range(h, le):
-            if buf[k] == 13:
-                st[_UNSUPPORTED] = lineno
-                return pos
-        i = pos
-        while i < h and _is_space(buf[i]):
-            i += 1
-        if i == h:  # a blank line or a comment line: its text is not kept, nor decoded here
-            for k in range(h, le):
-                if buf[k] >= 128:
-                    st[_UNSUPPORTED] = lineno
-                    return pos
-            pos = nl + 1
+            if j == stop and not final:
+                break
+            lineno = ln
+            pos = j + 1
             continue
         # the label
-        ts = i
-        while i < h and not _is_space(buf[i]):
-            i += 1
-        kind, label, negative = _number(buf, ts, i)
+        te, colons, colon, high = _token_end(buf, i, stop)
+        if te == stop and not final:
+            break
+        if high:
+            st[_UNSUPPORTED] = ln
+            return pos
+        kind, label, negative = _number(buf, i, te)
         if kind == _SLOW and not negative:
-            st[_UNSUPPORTED] = lineno
+            st[_UNSUPPORTED] = ln
             return pos
         if kind != _FAST or label < 0 or label > opt[_MAX_GRADE]:
-            st[_ERR_A] = lineno
+            st[_ERR_A] = ln
             return pos
         # the query id
-        while i < h and _is_space(buf[i]):
-            i += 1
-        ts = i
-        while i < h and not _is_space(buf[i]):
-            i += 1
-        has_qid = (i - ts >= 4 and buf[ts] == 113 and buf[ts + 1] == 105
-                   and buf[ts + 2] == 100 and buf[ts + 3] == 58)
-        if (has_qid and opt[_ALLOW] == 0) or (not has_qid and opt[_REQUIRE] != 0):
-            st[_ERR_A] = lineno
+        i = _skip_space(buf, te, stop)
+        if i < 0:
+            st[_UNSUPPORTED] = ln
             return pos
-        if st[_HASQID] < 0:
-            st[_HASQID] = 1 if has_qid else 0
-        if (st[_HASQID] == 1) != has_qid:
-            st[_ERR_A] = lineno
+        if i == stop and not final:
+            break
+        has_qid = False
+        te = i
+        if i < stop and buf[i] != 10 and buf[i] != 35:
+            te, colons, colon, high = _token_end(buf, i, stop)
+            if te == stop and not final:
+                break
+            has_qid = (te - i >= 4 and buf[i] == 113 and buf[i + 1] == 105
+                       and buf[i + 2] == 100 and buf[i + 3] == 58)
+        if (has_qid and opt[_ALLOW] == 0) or (not has_qid and opt[_REQUIRE] != 0):
+            st[_ERR_A] = ln
+            return pos
+        if file_qid < 0:
+            file_qid = 1 if has_qid else 0
+        if (file_qid == 1) != has_qid:
+            st[_ERR_A] = ln
             return pos
         q = 0
         if has_qid:
-            k = ts + 4
+            k = i + 4
             q_negative = False
-            if k < i and (buf[k] == 43 or buf[k] == 45):
+            if k < te and (buf[k] == 43 or buf[k] == 45):
                 q_negative = buf[k] == 45
                 k += 1
-            if k == i:
-                st[_ERR_A] = lineno
+            if k == te:
+                st[_ERR_A] = ln
                 return pos
             significant = 0
             magnitude = np.uint64(0)
-            while k < i:
+            while k < te:
                 if not 48 <= buf[k] <= 57:
-                    st[_ERR_A] = lineno
+                    st[_ERR_A] = ln
                     return pos
                 if significant > 0 or buf[k] != 48:
                     significant += 1
@@ -260,119 +354,164 @@ def _scan(buf, start, stop, final, st, opt, y, qid, line, out, indptr, indices, 
                 k += 1
             if significant > 19 or magnitude > np.uint64(2**63) or (
                     magnitude == np.uint64(2**63) and not q_negative):
-                st[_ERR_A] = lineno
+                st[_ERR_A] = ln
                 return pos
             if magnitude == np.uint64(2**63):
                 q = np.int64(-9223372036854775807) - 1
             else:
                 q = -np.int64(magnitude) if q_negative else np.int64(magnitude)
-            fs = i
-        else:
-            fs = ts
-        # every feature token holds exactly one ':' (else the line is refused as a whole)
-        k = fs
-        colons = 0
-        in_token = False
-        while k <= h:
-            if k == h or _is_space(buf[k]):
-                if in_token and colons != 1:
-                    st[_ERR_A] = lineno
-                    return pos
-                in_token = False
-                colons = 0
-            else:
-                in_token = True
-                if buf[k] == 58:
-                    colons += 1
-            k += 1
-        row = st[_ROWS]
-        if fill:
-            y[row] = label
-            qid[row] = q
-            line[row] = lineno
+            i = te
         # the features
         n_tokens = 0
         increasing = True
         previous = -1
+        line_max = -1
         bad = False
-        i = fs
+        line_slow = nslow
+        incomplete = False
         while True:
-            while i < h and _is_space(buf[i]):
-                i += 1
-            if i == h:
+            i = _skip_space(buf, i, stop)
+            if i < 0:
+                st[_UNSUPPORTED] = ln
+                return pos
+            if i == stop:
+                incomplete = not final
                 break
-            ts = i
-            colon = -1
-            while i < h and not _is_space(buf[i]):
-                if buf[i] == 58:
-                    colon = i
-                i += 1
-            if colon == ts or colon == i - 1:
-                bad = True
-                continue
+            if buf[i] == 10 or buf[i] == 35:
+                break
+            # the common token, digits ':' digits '.' digits, read in one sweep
+            colon = i
             index = 0
-            for k in range(ts, colon):
-                if not 48 <= buf[k] <= 57:
+            while colon < stop:
+                d = np.int64(buf[colon]) - 48
+                if d < 0 or d > 9:
+                    break
+                index = min(index * 10 + d, 1 << 40)
+                colon += 1
+            te = -1
+            kind = _INVALID
+            value = 0.0
+            if i < colon < stop and buf[colon] == 58:
+                kind, value, te = _plain_number(buf, colon + 1, stop)
+                if te == stop:
+                    if not final:
+                        incomplete = True
+                        break
+                elif not (_is_space(buf[te]) or buf[te] == 35):
+                    te = -1
+            if te < 0:  # any other token
+                kind = _INVALID
+                te, colons, colon, high = _token_end(buf, i, stop)
+                if te == stop and not final:
+                    incomplete = True
+                    break
+                if high:
+                    st[_UNSUPPORTED] = ln
+                    return pos
+                if colons != 1:
+                    st[_ERR_A] = ln
+                    return pos
+                if bad or colon == i or colon == te - 1:
                     bad = True
-                index = min(index * 10 + (np.int64(buf[k]) - 48), 1 << 40)
+                    i = te
+                    continue
+                index = 0
+                for k in range(i, colon):
+                    if not 48 <= buf[k] <= 57:
+                        bad = True
+                    index = min(index * 10 + (np.int64(buf[k]) - 48), 1 << 40)
             col = index - lowest
             if bad or index < lowest or col >= limit:
                 bad = True
+                i = te
                 continue
-            kind, value, negative = _number(buf, colon + 1, i)
+            if kind != _FAST:
+                kind, value, negative = _number(buf, colon + 1, te)
             if kind == _UNSURE:
-                st[_UNSUPPORTED] = lineno
+                st[_UNSUPPORTED] = ln
                 return pos
             if kind == _INVALID or kind == _INF:
                 bad = True
+                i = te
                 continue
             if fill:
-                target = row * width + col if dense else st[_NNZ]
+                target = rows * width + col if dense else nnz + n_tokens
                 if not dense:
                     indices[target] = col
                 if kind == _FAST:
                     out[target] = value
                 else:
-                    n = st[_NSLOW]
-                    slow[n, 0] = target
-                    slow[n, 1] = colon + 1
-                    slow[n, 2] = i
-                    st[_NSLOW] = n + 1
+                    if line_slow == slow.shape[0]:
+                        if nslow == 0:
+                            st[_NEED_SLOW] = 2 * slow.shape[0]
+                        _save(st, lineno, rows, nnz, maxcol, file_qid, cbytes, crows, nslow,
+                              err_b)
+                        return pos
+                    slow[line_slow, 0] = target
+                    slow[line_slow, 1] = colon + 1
+                    slow[line_slow, 2] = te
+                    line_slow += 1
             else:
+                if n_tokens == scratch.shape[0]:
+                    st[_NEED_SCRATCH] = 2 * scratch.shape[0]
+                    _save(st, lineno, rows, nnz, maxcol, file_qid, cbytes, crows, nslow, err_b)
+                    return pos
                 scratch[n_tokens] = col
             increasing = increasing and col > previous
             previous = col
+            if col > line_max:
+                line_max = col
             n_tokens += 1
-            st[_NNZ] += 1
-            if col > st[_MAXCOL]:
-                st[_MAXCOL] = col
+            i = te
+        if incomplete:
+            break
+        # the comment, without the whitespace around it
+        cs = i
+        ce = i
+        has_comment = i < stop and buf[i] == 35
+        if has_comment:
+            j = _line_end(buf, i, stop, False)
+            if j < 0:
+                st[_UNSUPPORTED] = ln
+                return pos
+            if j == stop and not final:
+                break
+            cs = i + 1
+            ce = j
+            while cs < ce and _is_space(buf[cs]):
+                cs += 1
+            while ce > cs and _is_space(buf[ce - 1]):
+                ce -= 1
+            i = j
         if not fill and not bad and not increasing:
             seen = np.sort(scratch[:n_tokens])
             for k in range(1, n_tokens):
                 if seen[k] == seen[k - 1]:
                     bad = True
-        if bad and st[_ERR_B] == 0:
-            st[_ERR_B] = lineno
-        # the comment, without the whitespace around it
-        if h < le:
-            cs = h + 1
-            ce = le
-            while cs < ce and _is_space(buf[cs]):
-                cs += 1
-            while ce > cs and _is_space(buf[ce - 1]):
-                ce -= 1
-            if fill:
-                p = st[_CBYTES]
-                cbuf[p:p + ce - cs] = buf[cs:ce]
-                chas[row] = 1
-            st[_CBYTES] += ce - cs
-            st[_CROWS] += 1
+        if bad and err_b == 0:
+            err_b = ln
+        # the line is read: commit it
         if fill:
-            indptr[row + 1] = st[_NNZ]
+            y[rows] = label
+            qid[rows] = q
+            line[rows] = ln
+            indptr[rows + 1] = nnz + n_tokens
             if coff.shape[0] > 0:
-                coff[row + 1] = st[_CBYTES]
-        st[_ROWS] = row + 1
-        pos = nl + 1
+                if has_comment:
+                    cbuf[cbytes:cbytes + ce - cs] = buf[cs:ce]
+                    chas[rows] = 1
+                coff[rows + 1] = cbytes + ce - cs
+        if has_comment:
+            cbytes += ce - cs
+            crows += 1
+        lineno = ln
+        rows += 1
+        nnz += n_tokens
+        nslow = line_slow
+        if line_max > maxcol:
+            maxcol = line_max
+        pos = i + 1
+    _save(st, lineno, rows, nnz, maxcol, file_qid, cbytes, crows, nslow, err_b)
     return min(pos, stop)
 
 
@@ -386,7 +525,8 @@ def _kernel() -> Callable[..., int]:
         from numba import njit
 
         module = globals()
-        for name in ("_is_space", "_number"):
+        for name in ("_is_space", "_number", "_plain_number", "_skip_space", "_token_end",
+                     "_line_end", "_save"):
             module[name] = njit(cache=True, nogil=True, inline="always")(module[name])
         _STATE["scan"] = njit(cache=True, nogil=True)(_scan)
     return _STATE["scan"]
