@@ -439,7 +439,7 @@ def _scan(buf, start, stop, final, st, opt, y, qid, line, out, indptr, indices, 
                 if not dense:
                     indices[target] = col
                 if kind == _FAST:
-                    out[target] = value
+                    out[target] = value + 0.0 if dense else value  # -0.0 as + 0.0 (toarray)
                 else:
                     if line_slow == slow.shape[0]:
                         if nslow == 0:
@@ -722,7 +722,7 @@ def _run(opener: Callable[[], BinaryIO], st: np.ndarray, opt: np.ndarray, *array
                     scratch = np.zeros(int(st[_NEED_SCRATCH]), dtype=np.int64)
                     st[_NEED_SCRATCH] = 0
                 elif st[_NSLOW] or st[_NEED_SLOW]:
-                    _convert_slow(buf, slow[: st[_NSLOW]], out)
+                    _convert_slow(buf, slow[: st[_NSLOW]], out, bool(opt[_DENSE]))
                     st[_NSLOW] = 0
                     if st[_NEED_SLOW]:
                         slow = np.zeros((int(st[_NEED_SLOW]), 3), dtype=np.int64)
@@ -741,9 +741,10 @@ def _no_line_break(buf: np.ndarray, pos: int, stop: int) -> bool:
     return buf[pos:stop].tobytes().find(b"\n") < 0
 
 
-def _convert_slow(buf: np.ndarray, slow: np.ndarray, out: np.ndarray) -> None:
+def _convert_slow(buf: np.ndarray, slow: np.ndarray, out: np.ndarray, dense: bool) -> None:
     """Convert the values whose places the kernel recorded (target, start, end) into
-    ``out``, as ``float`` would read them."""
+    ``out``, as ``float`` would read them (a dense matrix has no -0.0: it is built, as
+    scipy's ``toarray`` builds it, by adding each value to +0.0)."""
     if not slow.size:
         return
     starts, ends = slow[:, 1], slow[:, 2]
@@ -756,9 +757,10 @@ def _convert_slow(buf: np.ndarray, slow: np.ndarray, out: np.ndarray) -> None:
         text = buf[np.minimum(s[:, None] + cols, buf.size - 1)]
         text[cols >= ln[:, None]] = 0
         values = text.view(f"S{width}").ravel().astype(np.float64)
-        out[slow[short, 0]] = values
+        out[slow[short, 0]] = values + 0.0 if dense else values
     for target, start, end in slow[~short].tolist():
-        out[target] = float(buf[start:end].tobytes())
+        value = float(buf[start:end].tobytes())
+        out[target] = value + 0.0 if dense else value
 
 
 def _scan_bytes(text: bytes, dtype: type) -> None:
