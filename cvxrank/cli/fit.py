@@ -240,8 +240,8 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.save_model:
         refuse_input(args.save_model, (args.train, args.test, args.query),
                      option="--save-model")
-    train, _, _ = load_data(args.train, args.format, args.query)
-    test = load_data(args.test, args.format, None)[0] if args.test else None
+    train, _, _ = load_data(args.train, args.format, args.query, args.read_cache)
+    test = load_data(args.test, args.format, None, args.read_cache)[0] if args.test else None
     training = training_record(args.train, train) if args.save_model else {}
     train, test, normalization = normalized(args.normalize, train, test)
     # The formulation and fit_formulation directly (what the estimators call), so that a

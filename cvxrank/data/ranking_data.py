@@ -40,8 +40,14 @@ def _as_matrix(X: object) -> Matrix:
 
 
 def _first_nonfinite(values: np.ndarray) -> int | None:
-    bad = np.flatnonzero(~np.isfinite(values))
-    return int(bad[0]) if bad.size else None
+    """The index of the first value of the 1-D ``values`` that is not finite (None when all
+    are), checked in chunks: no temporary of the size of a large X."""
+    step = 2**20
+    for start in range(0, values.size, step):
+        finite = np.isfinite(values[start:start + step])
+        if not finite.all():
+            return start + int(np.argmin(finite))
+    return None
 
 
 def squared_distances(X: Matrix, centre: np.ndarray) -> np.ndarray:

@@ -59,11 +59,13 @@ _QID = re.compile(r"[+-]?[0-9]+")
 #: The first two bytes of a gzip file (RFC 1952).
 GZIP_MAGIC = b"\x1f\x8b"
 
-#: Smallest file (bytes on disk) read by the compiled parser, which pays for importing numba
-#: and loading its kernel (0.3-0.5 s in a fresh process) but then reads some 100 MB/s more
-#: than the numpy path, in a fraction of its memory. Measured with
-#: ``benchmarks/bench_reader.py --crossover`` (dense 46-feature files, fresh processes, numba's
-#: cache warm): PLACEHOLDER.
+#: Smallest file (bytes on disk) read by the compiled parser, which pays a fixed 0.4 s in a
+#: fresh process (importing numba and loading its kernel from numba's cache) but then reads
+#: about 200 MB/s where the numpy path reads 40-50 MB/s, in a fraction of the memory.
+#: ``benchmarks/bench_reader.py --crossover`` (prefixes of a dense 46-feature file, fresh
+#: processes, medians of 3) measured text path / compiled path: 0.30 / 0.53 s at 16 MiB,
+#: 0.60 / 0.62 s at 24 MiB, 0.69 / 0.67 s at 32 MiB, 1.30 / 0.73 s at 48 MiB; the peak memory
+#: above the imports is 208 / 138 MiB at 16 MiB (numba's import is 100 MiB of the latter).
 COMPILED_MIN_BYTES = 24 * 2**20
 
 #: The characters of a number of :data:`_NUMBER`, removed by ``str.translate`` to check a whole

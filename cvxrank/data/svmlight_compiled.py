@@ -35,8 +35,10 @@ from typing import Any, BinaryIO
 import numpy as np
 
 #: Bytes read from the file per block (the last, partial line of a block is carried over; a
-#: line longer than a block doubles the buffer).
-BLOCK_BYTES = 16 * 2**20
+#: line longer than a block doubles the buffer). A block that stays in the CPU's caches
+#: between the copy from the file and the kernel's sweep reads faster: 10^6 x 46 dense
+#: features took 2.5-2.7 s with 4 MiB blocks against 3.2-3.5 s with 16 MiB.
+BLOCK_BYTES = 4 * 2**20
 
 #: Values read by numpy's string conversion per batch (the rest exactly by the kernel).
 SLOW_BATCH = 2**14
@@ -386,12 +388,12 @@ def _scan(buf, start, stop, final, st, opt, y, qid, line, out, indptr, indices, 
                 d = np.int64(buf[colon]) - 48
                 if d < 0 or d > 9:
                     break
-                index = min(index * 10 + d, 1 << 40)
+                index = index * 10 + d
                 colon += 1
             te = -1
             kind = _INVALID
             value = 0.0
-            if i < colon < stop and buf[colon] == 58:
+            if i < colon < stop and buf[colon] == 58 and colon - i <= 18:  # no int64 overflow
                 kind, value, te = _plain_number(buf, colon + 1, stop)
                 if te == stop:
                     if not final:
