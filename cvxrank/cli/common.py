@@ -246,7 +246,8 @@ def report_error(exc: BaseException, stream: Any = None) -> int:
 
 
 def add_data_format_options(parser: argparse.ArgumentParser) -> None:
-    """``--format`` and ``--query``, shared by every subcommand that reads a data file."""
+    """``--format``, ``--query`` and ``--no-read-cache``, shared by every subcommand that reads
+    a data file."""
     parser.add_argument(
         "--format",
         choices=FORMATS,
@@ -259,6 +260,14 @@ def add_data_format_options(parser: argparse.ArgumentParser) -> None:
         metavar="QUERY_FILE",
         default=None,
         help="LightGBM group sizes file (default FILE.query); implies --format lightgbm",
+    )
+    parser.add_argument(
+        "--no-read-cache",
+        dest="read_cache",
+        action="store_false",
+        default=None,
+        help="parse data files again rather than map them from the cache of parsed files "
+        "(used for files of 16 MiB or more; also CVXRANK_READ_CACHE=0)",
     )
 
 
@@ -296,12 +305,15 @@ def detect_format(
 
 
 def load_data(
-    path: str | os.PathLike[str], fmt: str | None = None, query: str | None = None
+    path: str | os.PathLike[str], fmt: str | None = None, query: str | None = None,
+    cache: bool | None = None,
 ) -> tuple[RankingData, str, str | None]:
     """Read a data file; return the data, the format used and the group-sizes file (if any).
 
     A LightGBM file (``fmt="lightgbm"``, ``query`` given, or detected) takes its queries from
     the group sizes; a ``qid:`` field in it is an error rather than silently overridden.
+    ``cache`` is :func:`~cvxrank.data.svmlight.read_svmlight`'s (False for
+    ``--no-read-cache``, whose ``args.read_cache`` is passed here).
     """
     from cvxrank.data.lightgbm import read_lightgbm
     from cvxrank.data.svmlight import read_svmlight
@@ -311,9 +323,9 @@ def load_data(
     if used == "lightgbm":
         query_path = query if query is not None else os.fspath(path) + ".query"
         with _text_file(path, query_path):
-            return read_lightgbm(path, query_path), used, query_path
+            return read_lightgbm(path, query_path, cache=cache), used, query_path
     with _text_file(path):
-        return read_svmlight(path), used, None
+        return read_svmlight(path, cache=cache), used, None
 
 
 @contextlib.contextmanager

@@ -136,7 +136,7 @@ def run_summary(args: argparse.Namespace) -> int:
         given = [f"--{k.replace('_', '-')}" for k, v in synthetic_opts.items() if v is not None]
         if given:
             parser.error(f"{', '.join(given)}: only with --synthetic")
-        data, fmt, query_path = load_data(args.file, args.format, args.query)
+        data, fmt, query_path = load_data(args.file, args.format, args.query, args.read_cache)
         report = summarize(data, fmt=fmt, query_file=query_path)
     if args.json:
         emit_json(report)

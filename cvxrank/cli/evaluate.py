@@ -118,7 +118,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
     convention = get_preset(args.preset)  # an unknown preset fails before any file is read
     model = read_model(args.model) if args.model else None
-    data, _, _ = load_data(args.data, args.format, args.query)
+    data, _, _ = load_data(args.data, args.format, args.query, args.read_cache)
     if model is None:
         scores = read_scores(args.scores, data.n_documents, data_source=args.data)
     else:

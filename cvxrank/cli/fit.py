@@ -252,8 +252,8 @@ def run_fit(args: argparse.Namespace) -> int:
         refuse_input(args.save_model, (args.train, args.test, args.query),
                      option="--save-model")
     reading = time.process_time()
-    train, _, _ = load_data(args.train, args.format, args.query)
-    test = load_data(args.test, args.format, None)[0] if args.test else None
+    train, _, _ = load_data(args.train, args.format, args.query, args.read_cache)
+    test = load_data(args.test, args.format, None, args.read_cache)[0] if args.test else None
     read_time = time.process_time() - reading
     training = training_record(args.train, train) if args.save_model else {}
     train, test, normalization = normalized(args.normalize, train, test)

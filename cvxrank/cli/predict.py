@@ -94,7 +94,7 @@ def run_predict(args: argparse.Namespace) -> int:
         refuse_input(target, (args.model, args.data, args.query),
                      option="--out" if args.out else "--trec-run")
     model = read_model(args.model)
-    data, _, _ = load_data(args.data, args.format, args.query)
+    data, _, _ = load_data(args.data, args.format, args.query, args.read_cache)
     scores = model_scores(model, model.features(data, args.data))
     if args.trec_run:
         text = trec_run(data, scores, run_name)

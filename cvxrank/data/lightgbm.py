@@ -61,6 +61,7 @@ def read_lightgbm(
     *,
     n_features: int | None = None,
     dense: bool | None = None,
+    cache: bool | None = None,
 ) -> RankingData:
     """Read LightGBM's ranking format (e.g. ``rank.train`` and ``rank.train.query``).
 
@@ -70,7 +71,7 @@ def read_lightgbm(
         SVMlight file without ``qid:`` (a line with ``qid:`` is an error).
     query_path : path-like, optional
         Group sizes, one per line; default ``data_path + ".query"``.
-    n_features, dense
+    n_features, dense, cache
         As in :func:`cvxrank.data.svmlight.read_svmlight`.
 
     Raises
@@ -82,7 +83,8 @@ def read_lightgbm(
     data_path = os.fspath(data_path)
     query_path = os.fspath(query_path) if query_path is not None else data_path + ".query"
     raw = read_svmlight(
-        data_path, n_features=n_features, require_qid=False, allow_qid=False, dense=dense
+        data_path, n_features=n_features, require_qid=False, allow_qid=False, dense=dense,
+        cache=cache,
     )
     sizes = read_group_sizes(query_path)
     if int(sizes.sum()) != raw.n_documents:

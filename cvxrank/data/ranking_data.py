@@ -25,21 +25,29 @@ MAX_GRADE = 30
 
 
 def _as_matrix(X: object) -> Matrix:
-    """Return ``X`` as a float64 C-contiguous array or a canonical CSR matrix."""
+    """Return ``X`` as a C-contiguous array or a canonical CSR matrix, of float32 when ``X``
+    holds float32 and of float64 otherwise."""
+    dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
     if sp.issparse(X):
-        M = sp.csr_matrix(X, dtype=np.float64)
+        M = sp.csr_matrix(X, dtype=dtype)
         M.sum_duplicates()
         M.sort_indices()
         return M
-    A = np.ascontiguousarray(X, dtype=np.float64)
+    A = np.ascontiguousarray(X, dtype=dtype)
     if A.ndim != 2:
         raise ValueError(f"X must be 2-D (documents x features), got shape {A.shape}")
     return A
 
 
 def _first_nonfinite(values: np.ndarray) -> int | None:
-    bad = np.flatnonzero(~np.isfinite(values))
-    return int(bad[0]) if bad.size else None
+    """The index of the first value of the 1-D ``values`` that is not finite (None when all
+    are), checked in chunks: no temporary of the size of a large X."""
+    step = 2**20
+    for start in range(0, values.size, step):
+        finite = np.isfinite(values[start:start + step])
+        if not finite.all():
+            return start + int(np.argmin(finite))
+    return None
 
 
 def squared_distances(X: Matrix, centre: np.ndarray) -> np.ndarray:
@@ -108,7 +116,10 @@ class RankingData:
     Parameters
     ----------
     X : ndarray or scipy.sparse.csr_matrix of shape (n_documents, n_features)
-        Feature matrix (float64).
+        Feature matrix: float64, or float32 when given float32 (half the memory; the
+        formulations compute with a float64 copy, :meth:`as_float64`); any other dtype is
+        converted to float64. It may be a read-only memory map (a file read from the cache
+        of :func:`~cvxrank.data.svmlight.read_svmlight`).
     y : ndarray of shape (n_documents,)
         Relevance grades (finite; larger is more relevant).
     qid : ndarray of shape (n_documents,)
@@ -292,6 +303,12 @@ class RankingData:
             source=self.source,
             line=None if self.line is None else self.line[rows],
         )
+
+    def as_float64(self) -> RankingData:
+        """The data with a float64 ``X`` (the data itself when ``X`` is float64 already)."""
+        if self.X.dtype == np.float64:
+            return self
+        return self.with_features(self.X.astype(np.float64))
 
     def with_features(self, X: Matrix) -> RankingData:
         """The same queries and grades with another feature matrix (same number of rows)."""

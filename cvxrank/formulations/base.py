@@ -20,6 +20,7 @@ with optimal value d*; weak duality gives ``dual_value(alpha) <= d* = p* <= prim
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -188,7 +189,9 @@ class Objective(ABC):
         family here, 0 when there is none (then no model radius is certified,
         :mod:`cvxrank.trace`).
     data : RankingData
-        The training data.
+        The training data. A float32 ``X`` is converted to float64 once, before any
+        subclass reads it (:meth:`__init_subclass__`): every formulation, loss engine and
+        solver computes in float64.
     """
 
     name: str = "objective"
@@ -209,7 +212,24 @@ class Objective(ABC):
     #: certificate, :mod:`cvxrank.certify`, needs it); a kernel or voting model sets False.
     linear_scores: bool = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give every subclass's ``__init__`` its data with a float64 ``X``
+        (:meth:`RankingData.as_float64`, a copy of a float32 ``X`` made once, before the
+        subclass reads it), so that every formulation and solver computes in float64."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def float64_init(self: Objective, data: RankingData, *args: Any, **kw: Any) -> None:
+            init(self, data.as_float64() if isinstance(data, RankingData) else data, *args,
+                 **kw)
+
+        cls.__init__ = float64_init  # type: ignore[method-assign]
+
     def __init__(self, data: RankingData, **hyper_parameters: float) -> None:
+        data = data.as_float64()
         check_magnitude(data.X)  # features whose squares overflow: refused up front
         self.data = data
         self._hyper: dict[str, HyperParameter] = {}

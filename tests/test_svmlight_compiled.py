@@ -1,0 +1,435 @@
+"""The compiled block reader and the parsed-file cache of read_svmlight.
+
+read_svmlight reads a file of COMPILED_MIN_BYTES or more with the numba kernel of
+cvxrank.data.svmlight_compiled (here forced on small files by setting the threshold to 0) and
+keeps large files' arrays in the cache of cvxrank.data.parsed_cache. Both must give what the
+text path and scikit-learn give, and the same errors.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_svmlight_file
+from test_data_io import BAD_INPUTS, EXOTIC_VALUES, LIGHTGBM, MQ2008, OHSUMED
+
+from cvxrank.data import parsed_cache, svmlight, svmlight_compiled
+from cvxrank.data.normalize import query_minmax
+from cvxrank.data.svmlight import read_svmlight
+from cvxrank.errors import CacheWarning, DataFormatError
+from cvxrank.fitting import fit_formulation
+from cvxrank.formulations.ranksvm import RankSVM
+
+
+@pytest.fixture(autouse=True)
+def _no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test here writes to the user's cache unless it sets its own directory."""
+    monkeypatch.setenv("CVXRANK_READ_CACHE", "0")
+
+
+@pytest.fixture()
+def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file read by the compiled parser; the scan of each must succeed on its own."""
+    monkeypatch.setattr(svmlight, "COMPILED_MIN_BYTES", 0)
+
+
+def _read(path: Path, how: str, monkeypatch: pytest.MonkeyPatch, **kwargs):
+    limit = 0 if how == "compiled" else 2**62
+    monkeypatch.setattr(svmlight, "COMPILED_MIN_BYTES", limit)
+    return read_svmlight(path, **kwargs)
+
+
+def _scan(path: Path, **kwargs) -> svmlight_compiled.ScanResult:
+    """The compiled reader's own result (not the text path's after a fallback)."""
+    options = {"zero_based": False, "n_features": None, "require_qid": True,
+               "allow_qid": True, "dense": None, "dtype": np.float64} | kwargs
+    with open(path, "rb") as fh:
+        compressed = fh.read(2) == svmlight.GZIP_MAGIC
+    return svmlight_compiled.read_blocks_compiled(
+        str(path), compressed, **options, max_features=svmlight.MAX_FEATURES,
+        max_grade=svmlight.MAX_GRADE, dense_threshold=svmlight.DENSE_THRESHOLD,
+        check_dense=lambda n, width: None)
+
+
+def _dense(X) -> np.ndarray:
+    return X.toarray() if sp.issparse(X) else np.asarray(X)
+
+
+def _same(a, b) -> None:
+    """Two RankingData are the same, bit for bit (signs of zeros included)."""
+    assert sp.issparse(a.X) == sp.issparse(b.X)
+    assert a.X.dtype == b.X.dtype and a.X.shape == b.X.shape
+    A, B = _dense(a.X), _dense(b.X)
+    np.testing.assert_array_equal(A, B)
+    np.testing.assert_array_equal(np.signbit(A), np.signbit(B))
+    if sp.issparse(a.X):
+        np.testing.assert_array_equal(a.X.indptr, b.X.indptr)
+        np.testing.assert_array_equal(a.X.indices, b.X.indices)
+    for name in ("y", "qid", "line", "query_ptr"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert a.n_lines == b.n_lines
+    for name in ("comment", "docid"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None)
+        if x is not None:
+            assert x.dtype == object and list(x) == list(y)
+
+
+def _all_agree(path: Path, monkeypatch: pytest.MonkeyPatch, sklearn: bool = True, **kwargs):
+    """The compiled and text paths give the same data, which scikit-learn's reader gives."""
+    scan_options = {k: v for k, v in kwargs.items() if k != "dtype"}
+    assert _scan(path, **scan_options).status == "ok"
+    fast = _read(path, "compiled", monkeypatch, **kwargs)
+    text = _read(path, "text", monkeypatch, **kwargs)
+    _same(fast, text)
+    if sklearn:
+        X, y, qid = load_svmlight_file(str(path), query_id=True,
+                                       zero_based=kwargs.get("zero_based", False),
+                                       n_features=kwargs.get("n_features"))
+        np.testing.assert_array_equal(_dense(fast.X), X.toarray())
+        np.testing.assert_array_equal(fast.y, y)
+        if kwargs.get("require_qid", True):
+            np.testing.assert_array_equal(fast.qid, qid)
+    return fast
+
+
+# --------------------------------------------------------------------------- real files
+
+
+@pytest.mark.parametrize("rel, qid", [(f"{OHSUMED}/Fold1/train.txt", True),
+                                      (f"{MQ2008}/Fold1/train.txt", True),
+                                      (f"{LIGHTGBM}/rank.train", False)])
+def test_real_files(shared_data: Path, monkeypatch, rel: str, qid: bool):
+    kwargs = {} if qid else {"require_qid": False, "allow_qid": False}
+    data = _all_agree(shared_data / rel, monkeypatch, **kwargs)
+    if qid:
+        assert data.docid is not None
+
+
+# --------------------------------------------------------------------------- generated files
+
+
+def _random_file(path: Path, rng: np.random.Generator, n: int, d: int, density: float,
+                 comments: bool = True, newline: str = "\n") -> None:
+    lines = ["# a header", ""]
+    qid = 7
+    for i in range(n):
+        if rng.random() < 0.2:
+            qid += int(rng.integers(1, 5))
+        cols = np.flatnonzero(rng.random(d) < density) + 1
+        values = rng.standard_normal(cols.size) * 10.0 ** rng.integers(-8, 8, cols.size)
+        feats = " ".join(f"{c}:{v!r}" if rng.random() < 0.5 else f"{c}:{v:.6g}"
+                         for c, v in zip(cols.tolist(), values.tolist(), strict=True))
+        line = f"{rng.integers(0, 5)} qid:{qid} {feats}"
+        if comments and rng.random() < 0.7:
+            line += f" #docid = D{i} extra  "
+        lines.append(line)
+        if rng.random() < 0.05:
+            lines.append("  # between lines")
+    path.write_bytes(newline.join(lines).encode())  # no line break at the end
+
+
+@pytest.mark.parametrize("density", [0.9, 0.1])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_generated_files(tmp_path: Path, monkeypatch, density: float, newline: str):
+    path = tmp_path / "gen.txt"
+    _random_file(path, np.random.default_rng(int(density * 10)), 300, 30, density,
+                 newline=newline)
+    data = _all_agree(path, monkeypatch)
+    assert sp.issparse(data.X) == (density < 0.5)
+    assert data.comment is not None and data.docid is not None
+
+
+def test_small_blocks_and_batches(tmp_path: Path, monkeypatch):
+    """Blocks of 64 bytes (most lines cut, some longer than a block), 3 slow values per
+    batch, a line of 3000 features in decreasing order (scratch growth)."""
+    path = tmp_path / "gen.txt"
+    _random_file(path, np.random.default_rng(5), 200, 12, 0.8)
+    long_line = "1 qid:99999 " + " ".join(f"{j}:{j}.5e-3" for j in range(3000, 0, -1))
+    with open(path, "a", encoding="ascii") as fh:
+        fh.write(f"\n{long_line} # the last line\n")
+    expected = _read(path, "text", monkeypatch)
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(svmlight_compiled, "SLOW_BATCH", 3)
+    assert _scan(path).status == "ok"
+    _same(_read(path, "compiled", monkeypatch), expected)
+
+
+def test_gzip_comments_and_options(tmp_path: Path, monkeypatch):
+    plain = tmp_path / "plain.txt"
+    _random_file(plain, np.random.default_rng(3), 150, 20, 0.6)
+    packed = tmp_path / "packed.bin"  # gzip recognized by its magic bytes, not its name
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    for kwargs in ({}, {"dense": True}, {"dense": False}, {"n_features": 25},
+                   {"zero_based": True}, {"dtype": np.float32}):
+        _same(_read(packed, "compiled", monkeypatch, **kwargs),
+              _read(plain, "text", monkeypatch, **kwargs))
+
+
+@pytest.mark.parametrize("text, qid", [
+    (f"1 qid:{-(2**63)} 1:1\n0 qid:-9223372036854775808 2:1\n", [-(2**63)] * 2),
+    (f"1 qid:{2**63 - 1} 1:1\n0 qid:+0009223372036854775807 2:1\n", [2**63 - 1] * 2),
+    ("1 qid:-0 1:1\n0 qid:0000000000000000000000000003 2:1\n", [0, 3]),
+    ("1 qid:5\n0 qid:5 # no features\n\n1 qid:6\t1:1\x0b2:2\x1c3:3", [5, 5, 6]),
+])
+def test_qid_edge_cases(tmp_path: Path, monkeypatch, text: str, qid: list[int]):
+    path = tmp_path / "q.txt"
+    path.write_text(text)
+    data = _all_agree(path, monkeypatch, sklearn=False)
+    assert data.qid.tolist() == qid
+
+
+def test_no_qid_file(tmp_path: Path, monkeypatch):
+    path = tmp_path / "noq.txt"
+    path.write_text("1 1:0.5 3:2\n0 2:1\n")
+    data = _all_agree(path, monkeypatch, require_qid=False)
+    assert data.qid.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("value", EXOTIC_VALUES)
+def test_exotic_values(tmp_path: Path, monkeypatch, value: str):
+    path = tmp_path / "v.txt"
+    path.write_text(f"1 qid:1 1:0.5 0003:{value} 2:-7\n0 qid:1 2:{value}\n")
+    data = _all_agree(path, monkeypatch, sklearn=False)
+    assert _dense(data.X)[0, 2] == float(value)
+
+
+NUMBER = st.builds(
+    lambda sign, whole, point, frac, exp: sign + whole + point + frac + exp,
+    st.sampled_from(["", "+", "-"]),
+    st.text("0123456789", max_size=25),
+    st.sampled_from(["", "."]),
+    st.text("0123456789", max_size=25),
+    st.one_of(st.just(""), st.builds(lambda e, s, d: e + s + str(d), st.sampled_from("eE"),
+                                     st.sampled_from(["", "+", "-"]),
+                                     st.integers(0, 400))),
+).filter(lambda t: any(c.isdigit() for c in t.replace("E", "e").split("e")[0]))
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(NUMBER, min_size=1, max_size=8))
+def test_values_are_read_as_float_reads_them(tmp_path: Path, monkeypatch, values: list[str]):
+    monkeypatch.setattr(svmlight, "COMPILED_MIN_BYTES", 0)
+    path = tmp_path / "h.txt"
+    path.write_text("".join(f"1 qid:1 {j + 1}:{v}\n" for j, v in enumerate(values)))
+    expected = [float(v) for v in values]
+    if not all(np.isfinite(expected)):
+        with pytest.raises(DataFormatError, match="finite"):
+            read_svmlight(path, dense=False)
+        return
+    got = read_svmlight(path, dense=False).X.data  # one value per row, in file order
+    np.testing.assert_array_equal(got.view(np.int64), np.array(expected).view(np.int64))
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("text, line, fragment, kwargs", [case[1:] for case in BAD_INPUTS],
+                         ids=[case[0] for case in BAD_INPUTS])
+def test_bad_input_gives_the_same_error(tmp_path: Path, monkeypatch, text, line, fragment,
+                                        kwargs):
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    expected = "ok" if "first seen at line" in fragment else "error"
+    assert _scan(path, **kwargs).status == expected
+    with pytest.raises(DataFormatError) as compiled_error:
+        _read(path, "compiled", monkeypatch, **kwargs)
+    with pytest.raises(DataFormatError) as text_error:
+        _read(path, "text", monkeypatch, **kwargs)
+    assert str(compiled_error.value) == str(text_error.value)
+    assert compiled_error.value.line == line
+
+
+@pytest.mark.parametrize("text", [
+    "1 qid:1 1:0.5\u00a02:1\n",  # a no-break space: a separator to str.split
+    "1 qid:1 1:0.5\r2:1\n",  # a lone carriage return: a line break to Python
+    "1 qid:1 1:1\n\u00e9 comment line\n",  # non-ASCII on a line the reader skips
+    "1.00000000000000000001 qid:1 1:1\n",  # a label with more digits than the kernel reads
+])
+def test_what_the_kernel_leaves_to_the_text_path(tmp_path: Path, monkeypatch, text: str):
+    path = tmp_path / "u.txt"
+    path.write_text(text, encoding="utf-8")
+    assert _scan(path).status == "unsupported"
+    try:
+        expected = _read(path, "text", monkeypatch)
+    except DataFormatError as exc:
+        with pytest.raises(DataFormatError, match=str(exc.args[0])[:20]):
+            _read(path, "compiled", monkeypatch)
+    else:
+        _same(_read(path, "compiled", monkeypatch), expected)
+
+
+def test_errors_far_from_the_start_are_found(tmp_path: Path, monkeypatch):
+    """A bad feature value before a bad label: the label's line is reported (as by the
+    text path, which checks labels on every line before any feature)."""
+    good = "0 qid:1 1:0.5 2:0.25 # c\n" * 500
+    path = tmp_path / "far.txt"
+    path.write_text(good + "1 qid:1 1:1_0\n" + good + "x qid:1 1:1\n")
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", 256)
+    with pytest.raises(DataFormatError, match="label 'x' is not a number") as info:
+        _read(path, "compiled", monkeypatch)
+    assert info.value.line == 1002
+
+
+def test_empty_file(tmp_path: Path, monkeypatch):
+    path = tmp_path / "e.txt"
+    path.write_text("# only a comment\n\n")
+    assert _scan(path).status == "empty"
+    with pytest.raises(DataFormatError, match="empty"):
+        _read(path, "compiled", monkeypatch)
+
+
+# --------------------------------------------------------------------------- float32
+
+
+def test_float32_is_float64_rounded(tmp_path: Path, monkeypatch):
+    path = tmp_path / "f.txt"
+    _random_file(path, np.random.default_rng(9), 100, 10, 0.9)
+    wide = _read(path, "compiled", monkeypatch)
+    for how in ("compiled", "text"):
+        narrow = _read(path, how, monkeypatch, dtype=np.float32)
+        assert narrow.X.dtype == np.float32 and narrow.y.dtype == np.float64
+        np.testing.assert_array_equal(narrow.X, wide.X.astype(np.float32))
+    with pytest.raises(ValueError, match="float64 or float32"):
+        read_svmlight(path, dtype=np.int64)
+
+
+def test_fit_on_float32_data_is_the_fit_on_its_float64_values(tmp_path: Path, monkeypatch):
+    path = tmp_path / "f.txt"
+    _random_file(path, np.random.default_rng(4), 80, 6, 1.0, comments=False)
+    narrow = _read(path, "compiled", monkeypatch, dtype=np.float32)
+    wide = narrow.with_features(narrow.X.astype(np.float64))
+    a = fit_formulation(RankSVM(narrow, C=0.3, loss="squared_hinge"))
+    b = fit_formulation(RankSVM(wide, C=0.3, loss="squared_hinge"))
+    np.testing.assert_array_equal(a.w, b.w)
+
+
+# --------------------------------------------------------------------------- the cache
+
+
+@pytest.fixture()
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CVXRANK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CVXRANK_READ_CACHE")
+    return tmp_path / "cache" / "parsed"
+
+
+@pytest.mark.parametrize("density", [0.9, 0.1])
+def test_cache_hit_is_a_read_only_memory_map(tmp_path: Path, monkeypatch, cache_dir: Path,
+                                             density: float):
+    path = tmp_path / "c.txt"
+    _random_file(path, np.random.default_rng(1), 200, 20, density)
+    first = _read(path, "compiled", monkeypatch, cache=True)
+    assert len(list(cache_dir.iterdir())) == 1
+    second = _read(path, "compiled", monkeypatch, cache=True)
+    _same(first, second)
+    values = second.X.data if sp.issparse(second.X) else second.X
+    base = values
+    while base is not None and not isinstance(base, np.memmap):
+        base = base.base
+    assert not values.flags.writeable and base is not None
+    # what a fit does with it: normalize, take queries, solve
+    normalized = query_minmax(second.subset(range(second.n_queries // 2)))
+    run = fit_formulation(RankSVM(normalized, C=0.3, loss="squared_hinge"))
+    again = fit_formulation(RankSVM(query_minmax(first.subset(range(first.n_queries // 2))),
+                                    C=0.3, loss="squared_hinge"))
+    np.testing.assert_array_equal(run.w, again.w)
+
+
+def test_cache_options_are_part_of_the_key(tmp_path: Path, monkeypatch, cache_dir: Path):
+    path = tmp_path / "c.txt"
+    _random_file(path, np.random.default_rng(2), 50, 8, 0.9)
+    a = _read(path, "text", monkeypatch, cache=True)
+    b = _read(path, "text", monkeypatch, cache=True, dtype=np.float32)
+    assert a.X.dtype == np.float64 and b.X.dtype == np.float32
+    assert sp.issparse(_read(path, "text", monkeypatch, cache=True, dense=False).X)
+
+
+def test_changed_file_is_parsed_again(tmp_path: Path, monkeypatch, cache_dir: Path):
+    """Same size, same modification time, one digit changed in the middle."""
+    path = tmp_path / "c.txt"
+    lines = [f"{i % 3} qid:{i // 10} 1:0.{i:06d} 2:1.5" for i in range(60_000)]
+    path.write_text("\n".join(lines) + "\n")
+    stat = path.stat()
+    first = _read(path, "compiled", monkeypatch, cache=True)
+    text = path.read_bytes()
+    middle = text.index(b"1:0.030000")
+    path.write_bytes(text[:middle] + b"1:0.930000" + text[middle + 10:])
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    second = _read(path, "compiled", monkeypatch, cache=True)
+    assert first.X[30_000, 0] == 0.03 and second.X[30_000, 0] == 0.93
+    assert len(list(cache_dir.iterdir())) == 1  # the older entry is removed
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "meta", "missing"])
+def test_damaged_entry_is_parsed_again(tmp_path: Path, monkeypatch, cache_dir: Path,
+                                       damage: str):
+    path = tmp_path / "c.txt"
+    _random_file(path, np.random.default_rng(6), 100, 10, 0.9)
+    first = _read(path, "compiled", monkeypatch, cache=True)
+    (entry,) = cache_dir.iterdir()
+    target = entry / "X.npy"
+    if damage == "truncate":
+        target.write_bytes(target.read_bytes()[:-100])
+    elif damage == "garbage":
+        target.write_bytes(b"\x00" * target.stat().st_size)
+    elif damage == "meta":
+        (entry / "meta.json").write_text("{not json")
+    else:
+        target.unlink()
+    with pytest.warns(CacheWarning, match="unreadable"):
+        second = _read(path, "compiled", monkeypatch, cache=True)
+    _same(first, second)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same(first, _read(path, "compiled", monkeypatch, cache=True))  # rewritten
+
+
+def test_unwritable_cache_dir_reads_without_cache(tmp_path: Path, monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    monkeypatch.setenv("CVXRANK_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.delenv("CVXRANK_READ_CACHE")
+    path = tmp_path / "c.txt"
+    _random_file(path, np.random.default_rng(7), 30, 5, 0.9)
+    with pytest.warns(CacheWarning, match="reading without it"):
+        first = _read(path, "compiled", monkeypatch, cache=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one warning per directory and process
+        _same(first, _read(path, "compiled", monkeypatch, cache=True))
+
+
+def test_cache_switches(tmp_path: Path, monkeypatch, cache_dir: Path):
+    path = tmp_path / "c.txt"
+    _random_file(path, np.random.default_rng(8), 30, 5, 0.9)
+    _read(path, "compiled", monkeypatch)  # small: not cached by default
+    assert not cache_dir.exists() or not any(cache_dir.iterdir())
+    monkeypatch.setenv("CVXRANK_READ_CACHE", "0")
+    _read(path, "compiled", monkeypatch, cache=True)
+    assert not cache_dir.exists() or not any(cache_dir.iterdir())
+    monkeypatch.setattr(parsed_cache, "CACHE_MIN_BYTES", 0)
+    monkeypatch.delenv("CVXRANK_READ_CACHE")
+    _read(path, "compiled", monkeypatch)
+    assert len(list(cache_dir.iterdir())) == 1
+
+
+def test_a_failed_read_is_not_cached(tmp_path: Path, monkeypatch, cache_dir: Path):
+    path = tmp_path / "bad.txt"
+    path.write_text("1 qid:1 1:1\n0 qid:2 1:1\n1 qid:1 1:2\n")
+    with pytest.raises(DataFormatError, match="first seen at line 1"):
+        _read(path, "compiled", monkeypatch, cache=True)
+    assert not cache_dir.exists() or not any(cache_dir.iterdir())
+
+
+def test_compile_kernels_runs():
+    svmlight_compiled.compile_kernels()
