@@ -13,7 +13,8 @@ x_j))^2`` over the pairs of different grades within a query (``ranksvm.cpp``,
 maximum resident set size:
 
 * cvxrank: ``cvxrank fit --train FILE --method ranksvm --loss squared_hinge --C c --tol t
-  --model-radius 0 --json`` (stops at its tolerance, as the peer does; interpreter start, imports, parsing, set-up, solve); its **solver clock** is the
+  --model-radius 0 --json`` (stops at its tolerance, as the peer does; interpreter start,
+  imports, parsing, set-up, solve); its **solver clock** is the
   ``time`` of the JSON (``Run.time``: set-up of the sorted blocks and the Newton iterations
   with their certificate; wall clock, not reading);
 * the peer: ``train -s 8 -c c -e eps -q FILE MODEL``, and its **read-only process** ``train
