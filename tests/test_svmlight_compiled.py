@@ -433,3 +433,16 @@ def test_a_failed_read_is_not_cached(tmp_path: Path, monkeypatch, cache_dir: Pat
 
 def test_compile_kernels_runs():
     svmlight_compiled.compile_kernels()
+
+
+def test_no_read_cache_flag(tmp_path: Path, monkeypatch, cache_dir: Path, capsys):
+    from cvxrank.cli.main import main
+
+    path = tmp_path / "c.txt"
+    _random_file(path, np.random.default_rng(10), 40, 5, 0.9)
+    monkeypatch.setattr(parsed_cache, "CACHE_MIN_BYTES", 0)
+    assert main(["data", "summary", str(path), "--no-read-cache"]) == 0
+    assert not cache_dir.exists() or not any(cache_dir.iterdir())
+    assert main(["data", "summary", str(path)]) == 0
+    assert len(list(cache_dir.iterdir())) == 1
+    capsys.readouterr()
