@@ -446,3 +446,17 @@ def test_no_read_cache_flag(tmp_path: Path, monkeypatch, cache_dir: Path, capsys
     assert main(["data", "summary", str(path)]) == 0
     assert len(list(cache_dir.iterdir())) == 1
     capsys.readouterr()
+
+
+def test_entry_whose_arrays_do_not_fit_together(tmp_path: Path, monkeypatch, cache_dir: Path):
+    path = tmp_path / "c.txt"
+    _random_file(path, np.random.default_rng(11), 60, 8, 0.9)
+    first = _read(path, "compiled", monkeypatch, cache=True)
+    (entry,) = cache_dir.iterdir()
+    y = np.load(entry / "y.npy")
+    np.save(entry / "y.npy", y[:-1])  # a consistent file of the wrong length
+    meta = (entry / "meta.json").read_text()
+    (entry / "meta.json").write_text(meta.replace(f'[{y.size}]', f'[{y.size - 1}]', 1))
+    with pytest.warns(CacheWarning, match="unreadable"):
+        second = _read(path, "compiled", monkeypatch, cache=True)
+    _same(first, second)
