@@ -460,3 +460,22 @@ def test_entry_whose_arrays_do_not_fit_together(tmp_path: Path, monkeypatch, cac
     with pytest.warns(CacheWarning, match="unreadable"):
         second = _read(path, "compiled", monkeypatch, cache=True)
     _same(first, second)
+
+
+def _cli_bad_files() -> list:
+    from test_bad_input import BAD_FILES, GOOD
+
+    return [pytest.param(GOOD + text, fragment, id=name) for name, text, fragment in BAD_FILES]
+
+
+@pytest.mark.parametrize("text, fragment", _cli_bad_files())
+def test_command_line_bad_files_give_the_same_error(tmp_path: Path, monkeypatch, text,
+                                                    fragment):
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    with pytest.raises(DataFormatError) as compiled_error:
+        _read(path, "compiled", monkeypatch)
+    with pytest.raises(DataFormatError) as text_error:
+        _read(path, "text", monkeypatch)
+    assert str(compiled_error.value) == str(text_error.value)
+    assert fragment in str(compiled_error.value) and compiled_error.value.line == 5
