@@ -433,3 +433,49 @@ def test_a_failed_read_is_not_cached(tmp_path: Path, monkeypatch, cache_dir: Pat
 
 def test_compile_kernels_runs():
     svmlight_compiled.compile_kernels()
+
+
+def test_no_read_cache_flag(tmp_path: Path, monkeypatch, cache_dir: Path, capsys):
+    from cvxrank.cli.main import main
+
+    path = tmp_path / "c.txt"
+    _random_file(path, np.random.default_rng(10), 40, 5, 0.9)
+    monkeypatch.setattr(parsed_cache, "CACHE_MIN_BYTES", 0)
+    assert main(["data", "summary", str(path), "--no-read-cache"]) == 0
+    assert not cache_dir.exists() or not any(cache_dir.iterdir())
+    assert main(["data", "summary", str(path)]) == 0
+    assert len(list(cache_dir.iterdir())) == 1
+    capsys.readouterr()
+
+
+def test_entry_whose_arrays_do_not_fit_together(tmp_path: Path, monkeypatch, cache_dir: Path):
+    path = tmp_path / "c.txt"
+    _random_file(path, np.random.default_rng(11), 60, 8, 0.9)
+    first = _read(path, "compiled", monkeypatch, cache=True)
+    (entry,) = cache_dir.iterdir()
+    y = np.load(entry / "y.npy")
+    np.save(entry / "y.npy", y[:-1])  # a consistent file of the wrong length
+    meta = (entry / "meta.json").read_text()
+    (entry / "meta.json").write_text(meta.replace(f'[{y.size}]', f'[{y.size - 1}]', 1))
+    with pytest.warns(CacheWarning, match="unreadable"):
+        second = _read(path, "compiled", monkeypatch, cache=True)
+    _same(first, second)
+
+
+def _cli_bad_files() -> list:
+    from test_bad_input import BAD_FILES, GOOD
+
+    return [pytest.param(GOOD + text, fragment, id=name) for name, text, fragment in BAD_FILES]
+
+
+@pytest.mark.parametrize("text, fragment", _cli_bad_files())
+def test_command_line_bad_files_give_the_same_error(tmp_path: Path, monkeypatch, text,
+                                                    fragment):
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    with pytest.raises(DataFormatError) as compiled_error:
+        _read(path, "compiled", monkeypatch)
+    with pytest.raises(DataFormatError) as text_error:
+        _read(path, "text", monkeypatch)
+    assert str(compiled_error.value) == str(text_error.value)
+    assert fragment in str(compiled_error.value) and compiled_error.value.line == 5

@@ -8,8 +8,10 @@ when used, from the page cache.
 An entry is found by a key (:func:`entry_key`) that hashes the parser's
 :data:`FORMAT_VERSION`, the reader's options, the file's resolved path, size and
 modification time, and a sample of its content (the first and last MiB and
-:data:`SAMPLE_WINDOWS` evenly spaced windows of 64 KiB), so that a changed file, even one
-rewritten with the same size within the clock's resolution in most places, is parsed again.
+:data:`SAMPLE_WINDOWS` evenly spaced windows of 64 KiB), so that a changed file is parsed again
+even when its size and modification time are unchanged, unless the change falls outside the
+sample. An entry's arrays are checked against its metadata (dtype, shape) when loaded, not
+checksummed: that would read them whole, which a memory map avoids.
 Entries are written under a temporary name and renamed into place. An entry that cannot be
 read back whole (truncated, corrupt, of another layout) is ignored with a
 :class:`~cvxrank.errors.CacheWarning` and the file parsed again; a cache directory that
@@ -152,6 +154,14 @@ def load(key: str) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:
                       "file again", CacheWarning, stacklevel=3)
         return None
     return arrays, meta["meta"]
+
+
+def discard(key: str, reason: BaseException) -> None:
+    """Remove entry ``key``, whose arrays could not be used, with a :class:`CacheWarning`."""
+    entry = cache_root() / key
+    warnings.warn(f"parsed-file cache entry {entry} is unreadable ({reason}); parsing the "
+                  "file again", CacheWarning, stacklevel=3)
+    shutil.rmtree(entry, ignore_errors=True)
 
 
 def store(key: str, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:

@@ -296,7 +296,10 @@ def read_svmlight(
         })
         entry = parsed_cache.load(key)
         if entry is not None:
-            return _ranking_data(path, *_from_entry(*entry))
+            try:
+                return _ranking_data(path, *_from_entry(*entry))
+            except (ValueError, TypeError, KeyError) as exc:  # arrays that do not fit together
+                parsed_cache.discard(key, exc)
     options = (zero_based, n_features, require_qid, allow_qid)
     parsed = None
     if size >= COMPILED_MIN_BYTES:

@@ -188,7 +188,7 @@ def _plain_number(buf: np.ndarray, s: int, stop: int) -> tuple[int, float, int]:
     return _INVALID, 0.0, i
 
 
-def _skip_space(buf, i, stop):
+def _skip_space(buf: np.ndarray, i: int, stop: int) -> int:
     """The first index from ``i`` that is not whitespace other than a line feed (``stop``
     at the end); -1 at a carriage return that does not end a line (a line break to Python)."""
     while i < stop:
@@ -201,7 +201,7 @@ def _skip_space(buf, i, stop):
     return i
 
 
-def _token_end(buf, i, stop):
+def _token_end(buf: np.ndarray, i: int, stop: int) -> tuple[int, int, int, bool]:
     """Where the token at ``i`` ends (whitespace, ``#`` or ``stop``), its number of ``:``,
     the last one's index, and whether it holds a non-ASCII byte."""
     colons = 0
@@ -222,7 +222,7 @@ def _token_end(buf, i, stop):
     return i, colons, colon, high
 
 
-def _line_end(buf, i, stop, check_high):
+def _line_end(buf: np.ndarray, i: int, stop: int, check_high: bool) -> int:
     """The index of the line feed from ``i`` (``stop`` without one); -1 at a carriage return
     that does not end a line or, with ``check_high``, at a non-ASCII byte."""
     while i < stop:
@@ -237,7 +237,9 @@ def _line_end(buf, i, stop, check_high):
     return i
 
 
-def _save(st, lineno, rows, nnz, maxcol, file_qid, cbytes, crows, nslow, err_b):
+def _save(st: np.ndarray, lineno: int, rows: int, nnz: int, maxcol: int, file_qid: int,
+          cbytes: int, crows: int, nslow: int, err_b: int) -> None:
+    """Store the counts of the lines read so far in the state vector ``st``."""
     st[_LINENO] = lineno
     st[_ROWS] = rows
     st[_NNZ] = nnz
