@@ -22,7 +22,8 @@ the child alone), ``--rounds`` times (medians):
 2. **squared hinge**: ``cvxrank fit --method ranksvm --loss squared_hinge --C C --tol TOL
    --json --save-model M`` (PRSVM+); the JSON's ``time`` is the **solver clock** (set-up +
    Newton iterations, wall), ``setup_time`` its set-up, ``iterations`` the Newton steps;
-3. **hinge**: the same with ``--loss hinge`` (the 1-slack cutting plane) and ``--time-budget``
+3. **hinge**: the same with ``--loss hinge`` (the 1-slack cutting plane), ``--model-radius 0``
+   (it stops at its tolerance, svm_rank's precision, as svm_rank does) and ``--time-budget``
    (a run that stops at its budget returns its last certified iterate, exit code 3: shown as
    ``time_budget``);
 4. **evaluate**: ``cvxrank evaluate --data TEST --model M --json`` with the squared-hinge
@@ -191,8 +192,8 @@ def main() -> int:
                     runs["hinge"].append(run_json(
                         [CVXRANK, "fit", "--train", str(train), "--method", "ranksvm",
                          "--loss", "hinge", "--C", repr(args.C), "--tol",
-                         repr(args.hinge_tol), "--time-budget", repr(args.hinge_budget),
-                         "--json", "--quiet"], env, ok=(0, 2, 3)))
+                         repr(args.hinge_tol), "--model-radius", "0", "--time-budget",
+                         repr(args.hinge_budget), "--json", "--quiet"], env, ok=(0, 2, 3)))
                 if "evaluate" not in args.skip and model.is_file():
                     runs["evaluate"].append(run_json(
                         [CVXRANK, "evaluate", "--data", str(test), "--model", str(model),

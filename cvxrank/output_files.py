@@ -23,10 +23,11 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from cvxrank.errors import DataFormatError, UsageError
+from cvxrank.errors import CacheWarning, DataFormatError, UsageError
 
 #: The manifest of an output folder: the names of the files cvxrank wrote there (JSON).
 MANIFEST = ".cvxrank-files.json"
@@ -264,3 +265,26 @@ class OutputDir:
     def final(self, staged: PathLike) -> Path:
         """Where the file ``staged`` (in the staging folder) is once committed."""
         return self.path / Path(staged).name
+
+
+#: Cache directories found unusable in this process (each is warned about once).
+_UNUSABLE_CACHES: set[str] = set()
+
+
+def usable_cache_dir(path: str | os.PathLike[str], what: str, without: str) -> Path | None:
+    """``path`` if it is (or can be made) a writable directory; else None, with one
+    :class:`~cvxrank.errors.CacheWarning` per path and process: "``what`` ``path``: why;
+    ``without``" (the reference cache and the parsed-file cache share this check).
+    """
+    directory = Path(path)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if os.access(directory, os.W_OK | os.X_OK):
+            return directory
+        reason = "it is not writable"
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    if str(directory) not in _UNUSABLE_CACHES:
+        _UNUSABLE_CACHES.add(str(directory))
+        warnings.warn(f"{what} {directory}: {reason}; {without}", CacheWarning, stacklevel=4)
+    return None

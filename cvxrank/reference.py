@@ -52,6 +52,7 @@ import numpy as np
 
 from cvxrank.errors import CacheWarning, SolverError
 from cvxrank.formulations.base import Formulation
+from cvxrank.output_files import usable_cache_dir
 from cvxrank.tolerances import FEASIBILITY, reference_agreement, relative_gap
 
 #: Solver settings used for reference solves (keys are CVXPY solver names). Interior-point
@@ -121,25 +122,10 @@ def default_cache_dir() -> Path | None:
     return Path(value) if value else None
 
 
-_UNUSABLE: set[str] = set()
-
-
 def _usable(cache_dir: str | os.PathLike[str]) -> Path | None:
     """``cache_dir`` if it is (or can be made) a writable directory; else None, with one
     :class:`~cvxrank.errors.CacheWarning` per path and process."""
-    path = Path(cache_dir)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        if os.access(path, os.W_OK | os.X_OK):
-            return path
-        reason = "it is not writable"
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-    if str(path) not in _UNUSABLE:
-        _UNUSABLE.add(str(path))
-        warnings.warn(f"reference cache {path}: {reason}; running without a disk cache",
-                      CacheWarning, stacklevel=3)
-    return None
+    return usable_cache_dir(cache_dir, "reference cache", "running without a disk cache")
 
 
 @functools.cache

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from cvxrank.errors import CacheWarning
+from cvxrank.output_files import usable_cache_dir
 
 #: Version of the parsed layout and of the parser's results; part of every key.
 FORMAT_VERSION = 1
@@ -55,9 +56,6 @@ SAMPLE_WINDOWS = 16
 _EDGE = 2**20
 _WINDOW = 2**16
 _META = "meta.json"
-
-_UNUSABLE: set[str] = set()
-
 
 def cache_root() -> Path:
     """``$CVXRANK_CACHE_DIR/parsed``, else ``$XDG_CACHE_HOME/cvxrank/parsed``, else
@@ -115,18 +113,8 @@ def _path_prefix(resolved: str) -> str:
 def _usable(root: Path) -> Path | None:
     """``root`` if it is (or can be made) a writable directory; else None, with one
     :class:`CacheWarning` per directory and process."""
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        if os.access(root, os.W_OK | os.X_OK):
-            return root
-        reason = "it is not writable"
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-    if str(root) not in _UNUSABLE:
-        _UNUSABLE.add(str(root))
-        warnings.warn(f"parsed-file cache {root}: {reason}; reading without it "
-                      f"(set {ENABLE_VARIABLE}=0 to silence this)", CacheWarning, stacklevel=4)
-    return None
+    return usable_cache_dir(root, "parsed-file cache",
+                            f"reading without it (set {ENABLE_VARIABLE}=0 to silence this)")
 
 
 def load(key: str) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:

@@ -87,35 +87,13 @@ def _number(buf: np.ndarray, s: int, e: int) -> tuple[int, float, bool]:
     if i < e and (buf[i] == 43 or buf[i] == 45):
         negative = buf[i] == 45
         i += 1
-    mantissa = 0  # the first 18 significant digits
-    count = 0  # how many of them
-    scale = 0  # the value is mantissa * 10**scale, up to the digits dropped
-    truncated = False
-    digits = 0
-    while i < e and 48 <= buf[i] <= 57:
-        d = np.int64(buf[i]) - 48
-        digits += 1
-        if count < 18:
-            if mantissa != 0 or d != 0:
-                mantissa = mantissa * 10 + d
-                count += 1
-        else:
-            scale += 1
-            truncated = truncated or d != 0
-        i += 1
+    # the first 18 significant digits, how many, the value = mantissa * 10**scale up to the
+    # digits dropped (then ``truncated``), and the digits read
+    i, mantissa, count, scale, truncated, digits = _digits(buf, i, e, 0, 0, 0, False, 0,
+                                                           False)
     if i < e and buf[i] == 46:
-        i += 1
-        while i < e and 48 <= buf[i] <= 57:
-            d = np.int64(buf[i]) - 48
-            digits += 1
-            if count < 18:
-                if mantissa != 0 or d != 0:
-                    mantissa = mantissa * 10 + d
-                    count += 1
-                scale -= 1
-            else:
-                truncated = truncated or d != 0
-            i += 1
+        i, mantissa, count, scale, truncated, digits = _digits(
+            buf, i + 1, e, mantissa, count, scale, truncated, digits, True)
     if digits == 0:
         return _INVALID, 0.0, negative
     if i < e and (buf[i] == 101 or buf[i] == 69):
@@ -152,6 +130,30 @@ def _number(buf: np.ndarray, s: int, e: int) -> tuple[int, float, bool]:
     if top > _BELOW_INF_18:
         return _INF, 0.0, negative
     return _UNSURE, 0.0, negative
+
+
+def _digits(buf: np.ndarray, i: int, e: int, mantissa: int, count: int, scale: int,
+            truncated: bool, digits: int,
+            fraction: bool) -> tuple[int, int, int, int, bool, int]:
+    """Read the decimal digits from ``buf[i]`` (before ``e``) into the state of
+    :func:`_number`: the integer part (``fraction`` False: a digit past the 18th raises the
+    scale) or the fraction (each kept digit lowers it); returns the position after them and
+    the new state."""
+    while i < e and 48 <= buf[i] <= 57:
+        d = np.int64(buf[i]) - 48
+        digits += 1
+        if count < 18:
+            if mantissa != 0 or d != 0:
+                mantissa = mantissa * 10 + d
+                count += 1
+            if fraction:
+                scale -= 1
+        else:
+            if not fraction:
+                scale += 1
+            truncated = truncated or d != 0
+        i += 1
+    return i, mantissa, count, scale, truncated, digits
 
 
 def _plain_number(buf: np.ndarray, s: int, stop: int) -> tuple[int, float, int]:
@@ -529,8 +531,8 @@ def _kernel() -> Callable[..., int]:
         from numba import njit
 
         module = globals()
-        for name in ("_is_space", "_number", "_plain_number", "_skip_space", "_token_end",
-                     "_line_end", "_save"):
+        for name in ("_is_space", "_digits", "_number", "_plain_number", "_skip_space",
+                     "_token_end", "_line_end", "_save"):
             module[name] = njit(cache=True, nogil=True, inline="always")(module[name])
         _STATE["scan"] = njit(cache=True, nogil=True)(_scan)
     return _STATE["scan"]
