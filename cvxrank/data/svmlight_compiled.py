@@ -156,6 +156,18 @@ def _digits(buf: np.ndarray, i: int, e: int, mantissa: int, count: int, scale: i
     return i, mantissa, count, scale, truncated, digits
 
 
+def _run_of_digits(buf: np.ndarray, i: int, stop: int, value: int) -> tuple[int, int]:
+    """Append the decimal digits from ``buf[i]`` (before ``stop``) to ``value``: the position
+    after them and the new value (the caller bounds the number of digits)."""
+    while i < stop:
+        d = np.int64(buf[i]) - 48
+        if d < 0 or d > 9:
+            break
+        value = value * 10 + d
+        i += 1
+    return i, value
+
+
 def _plain_number(buf: np.ndarray, s: int, stop: int) -> tuple[int, float, int]:
     """Read the longest prefix ``[+-]?D*(.D*)?`` from ``s``: ``(_FAST, value, end)`` when it
     has 1 to 15 digits (then ``value`` is exact: the digits' integer, below 2**53, divided by
@@ -165,25 +177,13 @@ def _plain_number(buf: np.ndarray, s: int, stop: int) -> tuple[int, float, int]:
     if i < stop and (buf[i] == 43 or buf[i] == 45):
         negative = buf[i] == 45
         i += 1
-    mantissa = 0
-    digits = 0
-    while i < stop:
-        d = np.int64(buf[i]) - 48
-        if d < 0 or d > 9:
-            break
-        mantissa = mantissa * 10 + d
-        digits += 1
-        i += 1
-    whole = digits
+    end, mantissa = _run_of_digits(buf, i, stop, 0)
+    digits = whole = end - i
+    i = end
     if i < stop and buf[i] == 46:
-        i += 1
-        while i < stop:
-            d = np.int64(buf[i]) - 48
-            if d < 0 or d > 9:
-                break
-            mantissa = mantissa * 10 + d
-            digits += 1
-            i += 1
+        end, mantissa = _run_of_digits(buf, i + 1, stop, mantissa)
+        digits += end - i - 1
+        i = end
     if 0 < digits <= 15:
         value = float(mantissa) / _POW10[digits - whole]
         return _FAST, -value if negative else value, i
@@ -386,14 +386,7 @@ def _scan(buf, start, stop, final, st, opt, y, qid, line, out, indptr, indices, 
             if buf[i] == 10 or buf[i] == 35:
                 break
             # the common token, digits ':' digits '.' digits, read in one sweep
-            colon = i
-            index = 0
-            while colon < stop:
-                d = np.int64(buf[colon]) - 48
-                if d < 0 or d > 9:
-                    break
-                index = index * 10 + d
-                colon += 1
+            colon, index = _run_of_digits(buf, i, stop, 0)
             te = -1
             kind = _INVALID
             value = 0.0
@@ -531,8 +524,8 @@ def _kernel() -> Callable[..., int]:
         from numba import njit
 
         module = globals()
-        for name in ("_is_space", "_digits", "_number", "_plain_number", "_skip_space",
-                     "_token_end", "_line_end", "_save"):
+        for name in ("_is_space", "_digits", "_number", "_run_of_digits", "_plain_number",
+                     "_skip_space", "_token_end", "_line_end", "_save"):
             module[name] = njit(cache=True, nogil=True, inline="always")(module[name])
         _STATE["scan"] = njit(cache=True, nogil=True)(_scan)
     return _STATE["scan"]
