@@ -501,20 +501,26 @@ def numpy_block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray,
         grad = np.bincount(d, weights=step, minlength=n_documents).astype(np.float64,
                                                                           copy=False)
         return value, grad, 0.0, count
+    # each temporary of E entries is dropped once used (the peak memory of a pass)
     centre = layout.block_means(values)
     v = values[order] - centre[layout.block]
-    up_sum = layout.forward_sums(np.where(up, v, 0.0))
+    del centre
+    up_excess = up_count * v - layout.forward_sums(np.where(up, v, 0.0))  # lower entries
+    del up_count
     lo_sum = layout.backward_sums(np.where(up, 0.0, v))
-    lo_sq = layout.backward_sums(np.where(up, 0.0, v * v))
     lo_excess = lo_sum - lo_count * v  # of an upper entry (backward loop)
-    up_excess = up_count * v - up_sum  # of a lower entry (forward loop)
     two_c = 2.0 * c
     step = np.where(up, -(two_c * lo_excess), two_c * up_excess)
-    terms = np.where(up, c * (lo_sq - v * (2.0 * lo_sum - lo_count * v)), 0.0)
-    hinge_terms = np.where(up, c * margin * lo_excess, 0.0)
-    margin_hinge = _sum_in_order(hinge_terms[layout.reverse])
-    value = _sum_in_order(terms[layout.reverse])
+    del up_excess, two_c
     grad = np.bincount(d, weights=step, minlength=n_documents).astype(np.float64, copy=False)
+    del step, d
+    hinge_terms = np.where(up, c * margin * lo_excess, 0.0)
+    del lo_excess
+    margin_hinge = _sum_in_order(hinge_terms[layout.reverse])
+    del hinge_terms
+    lo_sq = layout.backward_sums(np.where(up, 0.0, v * v))
+    terms = np.where(up, c * (lo_sq - v * (2.0 * lo_sum - lo_count * v)), 0.0)
+    value = _sum_in_order(terms[layout.reverse])
     return value, grad, margin_hinge, count
 
 
