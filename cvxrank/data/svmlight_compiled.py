@@ -87,13 +87,38 @@ def _number(buf: np.ndarray, s: int, e: int) -> tuple[int, float, bool]:
     if i < e and (buf[i] == 43 or buf[i] == 45):
         negative = buf[i] == 45
         i += 1
-    # the first 18 significant digits, how many, the value = mantissa * 10**scale up to the
-    # digits dropped (then ``truncated``), and the digits read
-    i, mantissa, count, scale, truncated, digits = _digits(buf, i, e, 0, 0, 0, False, 0,
-                                                           False)
+    # The digit loops here and in _plain_number and _scan are written out where they are
+    # used: a shared helper returning a tuple made numba's reader half as fast (a cold read of
+    # 10^6 x 46 took 6.2 s instead of 3.2 s).
+    mantissa = 0  # the first 18 significant digits
+    count = 0  # how many of them
+    scale = 0  # the value is mantissa * 10**scale, up to the digits dropped
+    truncated = False
+    digits = 0
+    while i < e and 48 <= buf[i] <= 57:
+        d = np.int64(buf[i]) - 48
+        digits += 1
+        if count < 18:
+            if mantissa != 0 or d != 0:
+                mantissa = mantissa * 10 + d
+                count += 1
+        else:
+            scale += 1
+            truncated = truncated or d != 0
+        i += 1
     if i < e and buf[i] == 46:
-        i, mantissa, count, scale, truncated, digits = _digits(
-            buf, i + 1, e, mantissa, count, scale, truncated, digits, True)
+        i += 1
+        while i < e and 48 <= buf[i] <= 57:
+            d = np.int64(buf[i]) - 48
+            digits += 1
+            if count < 18:
+                if mantissa != 0 or d != 0:
+                    mantissa = mantissa * 10 + d
+                    count += 1
+                scale -= 1
+            else:
+                truncated = truncated or d != 0
+            i += 1
     if digits == 0:
         return _INVALID, 0.0, negative
     if i < e and (buf[i] == 101 or buf[i] == 69):
@@ -132,42 +157,6 @@ def _number(buf: np.ndarray, s: int, e: int) -> tuple[int, float, bool]:
     return _UNSURE, 0.0, negative
 
 
-def _digits(buf: np.ndarray, i: int, e: int, mantissa: int, count: int, scale: int,
-            truncated: bool, digits: int,
-            fraction: bool) -> tuple[int, int, int, int, bool, int]:
-    """Read the decimal digits from ``buf[i]`` (before ``e``) into the state of
-    :func:`_number`: the integer part (``fraction`` False: a digit past the 18th raises the
-    scale) or the fraction (each kept digit lowers it); returns the position after them and
-    the new state."""
-    while i < e and 48 <= buf[i] <= 57:
-        d = np.int64(buf[i]) - 48
-        digits += 1
-        if count < 18:
-            if mantissa != 0 or d != 0:
-                mantissa = mantissa * 10 + d
-                count += 1
-            if fraction:
-                scale -= 1
-        else:
-            if not fraction:
-                scale += 1
-            truncated = truncated or d != 0
-        i += 1
-    return i, mantissa, count, scale, truncated, digits
-
-
-def _run_of_digits(buf: np.ndarray, i: int, stop: int, value: int) -> tuple[int, int]:
-    """Append the decimal digits from ``buf[i]`` (before ``stop``) to ``value``: the position
-    after them and the new value (the caller bounds the number of digits)."""
-    while i < stop:
-        d = np.int64(buf[i]) - 48
-        if d < 0 or d > 9:
-            break
-        value = value * 10 + d
-        i += 1
-    return i, value
-
-
 def _plain_number(buf: np.ndarray, s: int, stop: int) -> tuple[int, float, int]:
     """Read the longest prefix ``[+-]?D*(.D*)?`` from ``s``: ``(_FAST, value, end)`` when it
     has 1 to 15 digits (then ``value`` is exact: the digits' integer, below 2**53, divided by
@@ -177,13 +166,25 @@ def _plain_number(buf: np.ndarray, s: int, stop: int) -> tuple[int, float, int]:
     if i < stop and (buf[i] == 43 or buf[i] == 45):
         negative = buf[i] == 45
         i += 1
-    end, mantissa = _run_of_digits(buf, i, stop, 0)
-    digits = whole = end - i
-    i = end
+    mantissa = 0
+    digits = 0
+    while i < stop:
+        d = np.int64(buf[i]) - 48
+        if d < 0 or d > 9:
+            break
+        mantissa = mantissa * 10 + d
+        digits += 1
+        i += 1
+    whole = digits
     if i < stop and buf[i] == 46:
-        end, mantissa = _run_of_digits(buf, i + 1, stop, mantissa)
-        digits += end - i - 1
-        i = end
+        i += 1
+        while i < stop:
+            d = np.int64(buf[i]) - 48
+            if d < 0 or d > 9:
+                break
+            mantissa = mantissa * 10 + d
+            digits += 1
+            i += 1
     if 0 < digits <= 15:
         value = float(mantissa) / _POW10[digits - whole]
         return _FAST, -value if negative else value, i
@@ -386,7 +387,14 @@ def _scan(buf, start, stop, final, st, opt, y, qid, line, out, indptr, indices, 
             if buf[i] == 10 or buf[i] == 35:
                 break
             # the common token, digits ':' digits '.' digits, read in one sweep
-            colon, index = _run_of_digits(buf, i, stop, 0)
+            colon = i
+            index = 0
+            while colon < stop:
+                d = np.int64(buf[colon]) - 48
+                if d < 0 or d > 9:
+                    break
+                index = index * 10 + d
+                colon += 1
             te = -1
             kind = _INVALID
             value = 0.0
@@ -524,8 +532,8 @@ def _kernel() -> Callable[..., int]:
         from numba import njit
 
         module = globals()
-        for name in ("_is_space", "_digits", "_number", "_run_of_digits", "_plain_number",
-                     "_skip_space", "_token_end", "_line_end", "_save"):
+        for name in ("_is_space", "_number", "_plain_number", "_skip_space", "_token_end",
+                     "_line_end", "_save"):
             module[name] = njit(cache=True, nogil=True, inline="always")(module[name])
         _STATE["scan"] = njit(cache=True, nogil=True)(_scan)
     return _STATE["scan"]
