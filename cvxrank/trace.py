@@ -586,7 +586,7 @@ class TraceRecorder:
             if stopping_test:
                 self._elapsed += time.perf_counter() - started
             gap = p - d
-            broken = _broken_certificate(p, d, f.gap_floor)
+            broken = _broken_certificate(p, d, f.gap_floor, _n_documents(f))
             r = certified_radius(gap, self._strong) if not broken else math.inf
             from_gap = True
             if radius is not None and math.isfinite(radius):
@@ -690,7 +690,8 @@ class TraceRecorder:
         if not duals.size or not math.isfinite(objective):
             return float("nan"), math.inf
         gap = objective - float(duals.max())
-        if _broken_certificate(objective, float(duals.max()), self.formulation.gap_floor):
+        if _broken_certificate(objective, float(duals.max()), self.formulation.gap_floor,
+                               _n_documents(self.formulation)):
             return gap, math.inf
         radius = certified_radius(gap, self._strong)
         if self._is_last(w):
@@ -711,7 +712,13 @@ def _feasible(formulation: Any, alpha: np.ndarray) -> bool:
                                                                       initial=0.0)))
 
 
-def _broken_certificate(primal: float, dual: float, floor: float) -> str:
+def _n_documents(formulation: Any) -> int:
+    """The number of training documents (0 for a formulation without data)."""
+    data = getattr(formulation, "data", None)
+    return int(getattr(data, "n_documents", 0))
+
+
+def _broken_certificate(primal: float, dual: float, floor: float, n_documents: int = 0) -> str:
     """Why a (primal, dual) pair is not a certificate (empty when it is one, or when there
     is no dual value): non-finite values, or a dual above the primal beyond rounding."""
     if math.isnan(dual):
@@ -719,7 +726,8 @@ def _broken_certificate(primal: float, dual: float, floor: float) -> str:
     if not (math.isfinite(primal) and math.isfinite(dual)):
         return (f"stopped: the certificate is not finite (primal {primal:.6g}, dual "
                 f"{dual:.6g})")
-    if primal - dual < -tolerances.GAP_FLOOR * tolerances.gap_scale(primal, floor):
+    if primal - dual < -tolerances.rounding_gap(n_documents) * tolerances.gap_scale(primal,
+                                                                                  floor):
         return (f"stopped: the certificate is negative (dual bound {dual:.10g} above the "
                 f"primal {primal:.10g}): the numbers are not trustworthy at this scale")
     return ""
