@@ -66,6 +66,7 @@ and never compiles.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -450,8 +451,12 @@ class BlockLayout:
         self.start = np.repeat(ptr[:-1] - ptr[0], sizes)
         self.stop = np.repeat(ptr[1:] - ptr[0], sizes)
         self.after = self.stop - np.arange(self.n_entries, dtype=np.int64) - 1
-        #: The middle position of each position's block (the hinge pass's centre).
-        self.middle = (self.start + self.stop) // 2
+
+    @functools.cached_property
+    def middle(self) -> np.ndarray:
+        """The middle position of each position's block (the hinge pass's centre; made on
+        first use, the squared hinge never needs it)."""
+        return (self.start + self.stop) // 2
 
     def forward_sums(self, a: np.ndarray) -> np.ndarray:
         """At each position, ``a`` summed over its block's positions up to it (inclusive)."""
