@@ -287,3 +287,35 @@ def test_fit_reports_the_process_peak_memory(tmp_path, capsys) -> None:
     report = json.loads(capsys.readouterr().out)
     x_mb = np.asarray(data.X).nbytes / 2 ** 20
     assert x_mb < report["peak_memory_mb"] < 100_000
+
+
+def test_fit_model_radius_zero_stops_at_the_tolerance(capsys, shared_data) -> None:
+    # the 1-slack at svm_rank's precision on OHSUMED Fold1 (c = 1): by default it goes on to
+    # the model radius 1e-4 ||w||; with --model-radius 0 it stops where the tolerance is met
+    # (as svm_rank does), its certificate as good
+    train = shared_data / "letor3_ohsumed" / "QueryLevelNorm" / "Fold1" / "train.txt"
+    args = ("fit", "--loss", "hinge", "--C", repr(1 / 63), "--tol", "1e-3", "--train",
+            str(train), "--json")
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    default = json.loads(out)
+    code, out, err = run(capsys, *args, "--model-radius", "0")
+    assert code == 0, err
+    at_tol = json.loads(out)
+    assert at_tol["converged"] and 0 <= at_tol["relative_gap"] <= 1e-3
+    assert at_tol["iterations"] < default["iterations"]
+    assert at_tol["objective"] >= default["objective"] - 1e-3 * default["objective"]
+    assert at_tol["read_time"] >= 0 and "cg_iterations" not in at_tol
+    code, _, err = run(capsys, *args, "--model-radius", "-1")
+    assert code == 2 and "--model-radius" in err
+
+
+def test_fit_json_reports_newton_products_and_reading(capsys, files) -> None:
+    train, _ = files
+    code, out, err = run(capsys, "fit", "--C", "0.3", "--train", str(train), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert len(report["cg_iterations"]) == report["iterations"]
+    assert all(k >= 1 for k in report["cg_iterations"])
+    assert 0 <= report["read_time"] < 60
+    assert report["peak_memory_mb"] > 10

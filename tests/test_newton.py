@@ -22,6 +22,7 @@ from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.instances import QUICK
 from cvxrank.reference import solve_reference
 from cvxrank.registry import entries
+from cvxrank.solvers import newton
 from cvxrank.solvers.newton import solve_prsvm, solve_prsvm_plus, solve_truncated_newton
 from cvxrank.tolerances import EXPRESSION_MATCH, NEWTON_GAP, gap_scale, reference_agreement
 from cvxrank.verification import run_pair
@@ -283,3 +284,23 @@ def test_gap_floor_stops_an_until_rule_only_for_the_gap_radius(gradient_radius: 
     go_on = rec.record(3, w=w, values=(1.0, 1.0 - 1e-15),
                        radius=1e-9 if gradient_radius else None)
     assert go_on == gradient_radius
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_exact_newton_steps_reach_the_reference(seed, monkeypatch) -> None:
+    # columns 1 to 300 apart (not badly scaled: no Jacobi) and a large C: CG needs d
+    # products, so PRSVM+ forms the d x d Newton matrix; the optimum is the reference's
+    # with and without the exact steps
+    data = data_for(seed)
+    data = data.with_features(data.X * np.array([1.0, 3.0, 10.0, 30.0, 100.0, 300.0]))
+    f = RankSVM(data, C=100 * c_for(data), loss="squared_hinge")
+    ref = solve_reference(f)
+    result = solve_prsvm_plus(f)
+    assert result.converged, result.message
+    assert result.info["explicit_steps"] >= 1
+    assert -NEWTON_GAP <= primal_gap(f, result.w, ref) <= NEWTON_GAP
+    monkeypatch.setattr(newton, "EXPLICIT_MAX_FEATURES", 0)
+    plain = solve_prsvm_plus(f)
+    assert plain.converged and plain.info["explicit_steps"] == 0
+    assert -NEWTON_GAP <= primal_gap(f, plain.w, ref) <= NEWTON_GAP
+    assert sum(result.info["cg_iterations"]) < sum(plain.info["cg_iterations"])

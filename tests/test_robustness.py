@@ -316,3 +316,17 @@ def test_gzip_files_are_read_directly(tmp_path) -> None:
     packed = tmp_path / "train.txt.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
     assert np.array_equal(np.asarray(read_svmlight(packed).X), np.asarray(read_svmlight(plain).X))
+
+
+def test_negative_certificate_rounding_grows_with_the_data() -> None:
+    # an optimal squared-hinge fit on 10^7 documents: dual above primal by 1.8e-13 relative
+    # is rounding of sums over tens of millions of entries; on 10^4 documents it is not,
+    # and 1e-9 above is broken at any size
+    from cvxrank.tolerances import GAP_FLOOR, rounding_gap
+    from cvxrank.trace import _broken_certificate
+
+    primal = 238.493532
+    assert _broken_certificate(primal, primal * (1 + 1.8e-13), 0.0, 10**7) == ""
+    assert "negative" in _broken_certificate(primal, primal * (1 + 1.8e-13), 0.0, 10**4)
+    assert "negative" in _broken_certificate(primal, primal * (1 + 1e-9), 0.0, 10**7)
+    assert rounding_gap(0) == rounding_gap(10**4) == GAP_FLOOR < rounding_gap(10**7) < 1e-11
