@@ -192,7 +192,7 @@ def fit_formulation(
                            explain=run.status not in (Status.TIME_BUDGET, Status.INTERRUPTED),
                            at_zero=run.info.get("loss_at_zero"))
     scales = "" if run.converged or run.status is Status.INTERRUPTED else scale_note(
-        formulation.data.X, newton=run.solver in ("prsvm", "prsvm+"))
+        formulation.data, newton=run.solver in ("prsvm", "prsvm+"))
     message = "; ".join(part for part in (run.message, scales, note) if part)
     return run.replace(message=message, info={"zero_model": bool(note)})
 

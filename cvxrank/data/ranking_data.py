@@ -8,11 +8,14 @@ LETOR's evaluation scripts use to break ties in the scores.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+
+from cvxrank.data.scales import column_scales
 
 Matrix = np.ndarray | sp.csr_matrix
 
@@ -303,6 +306,14 @@ class RankingData:
             source=self.source,
             line=None if self.line is None else self.line[rows],
         )
+
+    @functools.cached_property
+    def column_scales(self) -> np.ndarray:
+        """The largest magnitude of each feature column
+        (:func:`cvxrank.data.scales.column_scales`), computed once: the overflow check of
+        every formulation, the Newton solvers' choice of preconditioning and the note of a
+        run that stopped short all read it."""
+        return column_scales(self.X)
 
     def as_float64(self) -> RankingData:
         """The data with a float64 ``X`` (the data itself when ``X`` is float64 already)."""

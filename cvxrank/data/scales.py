@@ -14,6 +14,7 @@ squares overflow float64 sums are refused up front (:func:`check_magnitude`).
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,9 +23,21 @@ from cvxrank import tolerances
 from cvxrank.errors import UsageError
 
 
+class RankingData(Protocol):
+    """What this module reads of a :class:`cvxrank.data.ranking_data.RankingData` (which
+    imports this module for its :attr:`column_scales`)."""
+
+    @property
+    def X(self) -> np.ndarray | sp.spmatrix: ...  # noqa: N802 - the data's own name
+
+    @property
+    def column_scales(self) -> np.ndarray: ...
+
+
 def column_scales(X: np.ndarray | sp.spmatrix) -> np.ndarray:
     """The largest magnitude of each feature column (0 for an all-zero column), without a
-    copy of X (it runs on every formulation's data)."""
+    copy of X; computed once per data set (:attr:`RankingData.column_scales`), which every
+    check of this module reads."""
     if sp.issparse(X):
         X = sp.csr_matrix(X)  # no copy for CSR, LETOR's sparse form
         out = np.zeros(X.shape[1])
@@ -44,10 +57,11 @@ def magnitude_limit(n_documents: int, n_features: int) -> float:
     return math.sqrt(np.finfo(np.float64).max * tolerances.OVERFLOW_HEADROOM / size)
 
 
-def check_magnitude(X: np.ndarray | sp.spmatrix) -> None:
-    """Raise :class:`~cvxrank.errors.UsageError` when the features are so large that the
-    solvers' sums of squares overflow float64 (:func:`magnitude_limit`)."""
-    scales = column_scales(X)
+def check_magnitude(data: RankingData) -> None:
+    """Raise :class:`~cvxrank.errors.UsageError` when the features of ``data`` are so large
+    that the solvers' sums of squares overflow float64 (:func:`magnitude_limit`)."""
+    X = data.X
+    scales = data.column_scales
     limit = magnitude_limit(X.shape[0], X.shape[1])
     if scales.size and float(scales.max()) > limit:
         j = int(np.argmax(scales))
@@ -57,21 +71,21 @@ def check_magnitude(X: np.ndarray | sp.spmatrix) -> None:
             f"{X.shape[1]} features); rescale the features")
 
 
-def _extremes(X: np.ndarray | sp.spmatrix) -> tuple[np.ndarray, int, int] | None:
+def _extremes(data: RankingData) -> tuple[np.ndarray, int, int] | None:
     """The column scales and the columns of the largest and smallest nonzero one (None for
     all-zero features)."""
-    scales = column_scales(X)
+    scales = data.column_scales
     used = np.flatnonzero(scales > 0)
     if used.size == 0:
         return None
     return scales, int(used[np.argmax(scales[used])]), int(used[np.argmin(scales[used])])
 
 
-def badly_scaled(X: np.ndarray | sp.spmatrix) -> bool:
+def badly_scaled(data: RankingData) -> bool:
     """Whether the feature columns' largest magnitudes are
     :data:`~cvxrank.tolerances.SCALE_SPREAD` or more apart, or the features that far from
     unit scale (what :func:`scale_note` explains)."""
-    return _bad(_extremes(X))
+    return _bad(_extremes(data))
 
 
 def _bad(found: tuple[np.ndarray, int, int] | None) -> bool:
@@ -84,11 +98,11 @@ def _bad(found: tuple[np.ndarray, int, int] | None) -> bool:
                 or not 1.0 / spread < scales[big] < spread)
 
 
-def scale_note(X: np.ndarray | sp.spmatrix, *, newton: bool = False) -> str:
-    """Why a run on ``X`` may have stopped short of its tolerance, when the features are
+def scale_note(data: RankingData, *, newton: bool = False) -> str:
+    """Why a run on ``data`` may have stopped short of its tolerance, when the features are
     badly scaled (:func:`badly_scaled`); empty otherwise. ``newton``: the run was the
     column-scaled Newton's (not advised again)."""
-    found = _extremes(X)
+    found = _extremes(data)
     if not _bad(found):
         return ""
     scales, big, small = found  # type: ignore[misc]  (not None: _bad is False for None)

@@ -230,7 +230,7 @@ class Objective(ABC):
 
     def __init__(self, data: RankingData, **hyper_parameters: float) -> None:
         data = data.as_float64()
-        check_magnitude(data.X)  # features whose squares overflow: refused up front
+        check_magnitude(data)  # features whose squares overflow: refused up front
         self.data = data
         self._hyper: dict[str, HyperParameter] = {}
         for key, value in hyper_parameters.items():

@@ -177,7 +177,7 @@ def cone_pairs(data: RankingData, *, alpha: float = 1.0, rho: float | None = Non
         If no query has two grades (no pairs), or alpha, rho are not finite and > 0
         (:class:`~cvxrank.errors.UsageError` for features whose squares overflow).
     """
-    check_magnitude(data.X)  # before the differences' norms, which would overflow
+    check_magnitude(data)  # before the differences' norms, which would overflow
     pairs = build_pairs(data, max_pairs=max_pairs)
     rho = float(np.sqrt(data.n_features)) if rho is None else float(rho)
     X = data.X

@@ -16,7 +16,7 @@ def _kernel_ranksvm(data: RankingData, params: dict) -> Formulation:
     from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
     from cvxrank.kernel import gram_matrix
 
-    check_magnitude(data.X)  # before the Gram matrix, whose distances would overflow
+    check_magnitude(data)  # before the Gram matrix, whose distances would overflow
     gamma = float(params.get("gamma", 1.0 / data.n_features))
     K = gram_matrix(data.X, kernel="rbf", gamma=gamma)
     return KernelRankSVM(data, K, loss="squared_hinge", C=float(params.get("C", 1.0)))

@@ -182,7 +182,7 @@ def solve_truncated_newton(
     certified = "primal_certificate" in f.capabilities
     # Jacobi preconditioning on badly scaled features only (on normalized ones the
     # diagonal's products are wasted work)
-    columns = _columns(X) if badly_scaled(X) else None
+    columns = _columns(X) if badly_scaled(f.data) else None
     w = np.zeros(d)
     s = np.zeros(X.shape[0])
     ev = loss_engine.evaluate(s)
