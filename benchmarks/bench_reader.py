@@ -77,9 +77,9 @@ elif mode == "numba":
 else:
     import cvxrank.data.svmlight as svmlight
     if mode == "text":
-        svmlight.COMPILED_MIN_BYTES = 2**62
+        svmlight.COMPILED_MIN_BYTES = svmlight.AHEAD_OF_TIME_MIN_BYTES = 2**62
     elif mode == "compiled":
-        svmlight.COMPILED_MIN_BYTES = 0
+        svmlight.COMPILED_MIN_BYTES = svmlight.AHEAD_OF_TIME_MIN_BYTES = 0
     before = rss(); start = time.perf_counter()
     data = svmlight.read_svmlight(path, cache=None if mode in ("cold", "cached") else False)
     X = data.X

@@ -21,8 +21,10 @@ rounding only (at most 1e-17 sigma m on the 1000 inputs of
 
 Which one runs (:func:`use_compiled`)
 -------------------------------------
-The kernel is compiled by numba (``njit(cache=True, nogil=True)``) and cached on disk
-(``__pycache__``), so a process pays a fixed cost before its first compiled call: importing
+The kernel whenever ``make install`` compiled it ahead of time (:mod:`cvxrank.aot`: loaded in
+well under a millisecond, without numba). Without that module it is compiled by numba
+(``njit(cache=True, nogil=True)``) and cached on disk (``__pycache__``), so a process pays a
+fixed cost before its first compiled call: importing
 numba and loading the cached machine code, 0.2-0.25 s in a fresh process on the machine of
 ``benchmarks/README.md`` (0.14 s of it the import; compiling, after a change of this file,
 1-2.5 s once); ``benchmarks/bench_l1inf_projection.py`` prints it. As for PRSVM+'s passes
@@ -41,6 +43,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from cvxrank import aot
 
 #: Seconds the numpy method may spend in a process before the kernel is loaded (about the
 #: kernel's fixed cost, 0.2-0.25 s from a fresh process, more on a slower or loaded machine).
@@ -195,12 +199,28 @@ def _project_blocks(v: np.ndarray, perm: np.ndarray, group_ptr: np.ndarray,
 
 
 def _dispatcher() -> Any:
-    """The numba dispatcher of the kernel (numba imported here, on first use)."""
+    """The compiled kernel: the ahead-of-time module's function when ``make install`` built
+    it for this version of the file (:mod:`cvxrank.aot`), else numba's dispatcher (numba
+    imported here, on first use)."""
     if _STATE["dispatcher"] is None:
-        from numba import njit
+        ahead = aot.load(__file__)
+        if ahead is not None:
+            _STATE["dispatcher"], _STATE["loaded"] = ahead.project_blocks, True
+        else:
+            from numba import njit
 
-        _STATE["dispatcher"] = njit(cache=True, nogil=True)(_project_blocks)
+            _STATE["dispatcher"] = njit(cache=True, nogil=True)(_project_blocks)
     return _STATE["dispatcher"]
+
+
+#: The kernel's argument types, for the ahead-of-time module (every array C-contiguous).
+_SIGNATURE = ("Tuple((f8[::1], f8[::1], f8[::1], i8))(f8[::1], i8[::1], i8[::1], i8[::1], "
+              "i8[::1], f8[::1], i8)")
+
+
+def build_ahead() -> None:
+    """Compile the kernel ahead of time (:func:`cvxrank.aot.build`; ``make install``)."""
+    aot.build(__file__, {"project_blocks": (_project_blocks, _SIGNATURE)})
 
 
 def __getattr__(name: str) -> Any:
@@ -228,7 +248,7 @@ def use_compiled() -> bool:
     """Whether the next projection should be the compiled one (module docstring): True
     once the kernel is loaded, or once the numpy method has spent :data:`NUMPY_BUDGET`
     seconds in this process (the kernel is then loaded here, :func:`warm_up`)."""
-    if _STATE["loaded"]:
+    if _STATE["loaded"] or aot.load(__file__) is not None:
         return True
     if _STATE["numpy_seconds"] >= NUMPY_BUDGET:
         warm_up()

@@ -78,8 +78,9 @@ def test_the_probe_sees_heavy_imports():
 
 
 def test_a_small_prsvm_plus_fit_imports_neither_numba_nor_cvxpy(files):
-    """A fit small enough for the numpy passes of PRSVM+ does not load numba (0.7-1.0 s of
-    start-up: :mod:`cvxrank.formulations.sorted_kernels`), nor CVXPY or scikit-learn."""
+    """A small PRSVM+ fit does not load numba (0.55-1.0 s of start-up: it runs the passes
+    compiled ahead of time, or without them the numpy passes,
+    :mod:`cvxrank.formulations.sorted_kernels`), nor CVXPY or scikit-learn."""
     data, _ = files
     code, heavy = imported("fit", "--method", "ranksvm", "--loss", "squared_hinge",
                            "--train", data, "--json")

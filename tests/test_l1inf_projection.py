@@ -444,7 +444,10 @@ def test_a_block_at_the_step_limit_falls_back_to_sorting(
 def test_numpy_until_its_budget_then_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     # a process starts with the sort-based method, charged to its account, and switches
     # once the account reaches the budget; on a clock where a projection takes one tick,
-    # one projection charges exactly one tick
+    # one projection charges exactly one tick (without the ahead-of-time kernel, which
+    # otherwise runs from the first projection)
+    monkeypatch.setattr(l1inf_kernels.aot, "load", lambda source: None)
+    monkeypatch.setitem(l1inf_kernels._STATE, "dispatcher", None)
     monkeypatch.setitem(l1inf_kernels._STATE, "loaded", False)
     monkeypatch.setitem(l1inf_kernels._STATE, "numpy_seconds", 0.0)
     clock = install_clock(monkeypatch, sets)

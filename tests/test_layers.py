@@ -14,7 +14,7 @@ for the package's ``__init__`` only: a new top-level module must be placed).
 
 1. **foundation** (no cvxrank import): ``errors``, ``tolerances``, ``jsonable``,
    ``threads``, ``methods`` (the table of methods names its classes by import path and
-   imports them on first use, so it sits below what it names), ``output_files``.
+   imports them on first use, so it sits below what it names), ``output_files``, ``aot``.
 2. **data**: ``data``, the package ``cvxrank`` itself (its top-level names are data's) and
    ``model_file`` (the saved model's format: arrays, normalization and certificate).
 3. **numerics**: ``metrics``, ``sets``, ``l1inf_kernels``, ``kernel``, ``cuts``.
@@ -49,7 +49,7 @@ PACKAGE = Path(cvxrank.__file__).parent
 #: The layers, lowest first: module names (a package stands for its modules).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cvxrank.errors", "cvxrank.tolerances", "cvxrank.jsonable", "cvxrank.threads",
-     "cvxrank.methods", "cvxrank.output_files"),
+     "cvxrank.methods", "cvxrank.output_files", "cvxrank.aot"),
     ("cvxrank", "cvxrank.data", "cvxrank.model_file"),
     ("cvxrank.metrics", "cvxrank.sets", "cvxrank.l1inf_kernels", "cvxrank.kernel",
      "cvxrank.cuts"),

@@ -542,12 +542,13 @@ def test_given_pair_set_with_default_weights() -> None:
 
 
 def test_compiled_passes_are_cached_on_disk(tmp_path) -> None:
-    # a first process compiles both kernels and writes them to the cache; a second one loads
-    # them (cache hits, no miss) instead of compiling again
+    # without the ahead-of-time module (CVXRANK_AOT=0): a first process compiles both
+    # kernels and writes them to the cache; a second one loads them (cache hits, no miss)
+    # instead of compiling again
     code = ("from cvxrank.formulations import sorted_kernels as k; k.warm_up(); "
             "print(*(sum(getattr(f.stats, n).values()) for f in (k.block_sums, k.block_hessp) "
             "for n in ('cache_hits', 'cache_misses')))")
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "CVXRANK_AOT": "0"}
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env=env) for _ in range(2)]
     assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
@@ -640,10 +641,12 @@ print(json.dumps(report))
 
 
 def test_numpy_passes_first_then_compiled_once_the_budget_is_spent() -> None:
-    # a fresh process: the first evaluations run in numpy (numba not even imported); once
-    # the budget is spent the compiled passes are loaded and give the same numbers
+    # a fresh process without the ahead-of-time passes (CVXRANK_AOT=0, as when they could
+    # not be built): the first evaluations run in numpy (numba not even imported); once the
+    # budget is spent the just-in-time passes are loaded and give the same numbers
     run = subprocess.run([sys.executable, "-c", RULE_PROBE, str(Path(__file__).parent)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True,
+                         env={**os.environ, "CVXRANK_AOT": "0"})
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     assert not report["numba_after_first"] and not report["loaded_after_first"]
@@ -653,6 +656,7 @@ def test_numpy_passes_first_then_compiled_once_the_budget_is_spent() -> None:
 
 
 def test_compiled_passes_once_loaded_and_for_padded_tables(monkeypatch) -> None:
+    monkeypatch.setattr(sorted_kernels.aot, "load", lambda source: None)  # no AOT module
     monkeypatch.setitem(sorted_kernels._STATE, "loaded", False)
     monkeypatch.setitem(sorted_kernels._STATE, "numpy_seconds", 0.0)
     monkeypatch.setattr(sorted_kernels, "warm_up", lambda: sorted_kernels._STATE.update(

@@ -1,7 +1,8 @@
 """The compiled block reader and the parsed-file cache of read_svmlight.
 
-read_svmlight reads a file of COMPILED_MIN_BYTES or more with the numba kernel of
-cvxrank.data.svmlight_compiled (here forced on small files by setting the threshold to 0) and
+read_svmlight reads a file of compiled_min_bytes() or more with the numba kernel of
+cvxrank.data.svmlight_compiled (every file when it is compiled ahead of time; here forced on
+small files by setting the thresholds to 0) and
 keeps large files' arrays in the cache of cvxrank.data.parsed_cache. Both must give what the
 text path and scikit-learn give, and the same errors.
 """
@@ -44,6 +45,7 @@ def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
 def _read(path: Path, how: str, monkeypatch: pytest.MonkeyPatch, **kwargs):
     limit = 0 if how == "compiled" else 2**62
     monkeypatch.setattr(svmlight, "COMPILED_MIN_BYTES", limit)
+    monkeypatch.setattr(svmlight, "AHEAD_OF_TIME_MIN_BYTES", limit)
     return read_svmlight(path, **kwargs)
 
 

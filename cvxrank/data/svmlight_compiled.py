@@ -21,8 +21,11 @@ numpy's string-to-float cast (correctly rounded, as ``float``), in batches of
 :data:`SLOW_BATCH`. Whether such a value is finite is decided exactly in pass 1 from its
 digits (an error of the file), so that pass 2 meets no error.
 
-The kernel is compiled by numba on first use (numba is imported then, not with this module)
-and cached on disk (``__pycache__``); :func:`compile_kernels` does it ahead of time.
+``make install`` compiles the kernel ahead of time (:func:`build_ahead`, :mod:`cvxrank.aot`;
+loaded without numba, so that every file is read here, see
+:func:`cvxrank.data.svmlight.compiled_min_bytes`). Without that module it is compiled by
+numba on first use (numba is imported then, not with this module) and cached on disk
+(``__pycache__``; :func:`compile_kernels` fills the cache).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import numpy as np
+
+from cvxrank import aot
 
 #: Bytes read from the file per block (the last, partial line of a block is carried over; a
 #: line longer than a block doubles the buffer). A block that stays in the CPU's caches
@@ -396,7 +401,7 @@ def _scan(buf, start, stop, final, st, opt, y, qid, line, out, indptr, indices, 
                 index = index * 10 + d
                 colon += 1
             te = -1
-            kind = _INVALID
+            kind = np.int64(_INVALID)  # not a literal: typed as _plain_number returns it
             value = 0.0
             if i < colon < stop and buf[colon] == 58 and colon - i <= 18:  # no int64 overflow
                 kind, value, te = _plain_number(buf, colon + 1, stop)
@@ -407,7 +412,7 @@ def _scan(buf, start, stop, final, st, opt, y, qid, line, out, indptr, indices, 
                 elif not (_is_space(buf[te]) or buf[te] == 35):
                     te = -1
             if te < 0:  # any other token
-                kind = _INVALID
+                kind = np.int64(_INVALID)
                 te, colons, colon, high = _token_end(buf, i, stop)
                 if te == stop and not final:
                     incomplete = True
@@ -522,21 +527,49 @@ def _scan(buf, start, stop, final, st, opt, y, qid, line, out, indptr, indices, 
     return min(pos, stop)
 
 
-_STATE: dict[str, Any] = {"scan": None}
+_STATE: dict[str, Any] = {"scan": None, "helpers": False}
+
+#: The kernel's argument types, by the dtype of the values it writes (every array
+#: C-contiguous): the ahead-of-time module exports one function per dtype.
+_SIGNATURE = ("i8(u1[::1], i8, i8, b1, i8[::1], i8[::1], f8[::1], i8[::1], i8[::1], {}[::1], "
+              "i8[::1], i4[::1], u1[::1], i8[::1], u1[::1], i8[:, ::1], i8[::1])")
+_AHEAD_NAMES = {np.dtype(np.float64): "scan_f8", np.dtype(np.float32): "scan_f4"}
 
 
-def _kernel() -> Callable[..., int]:
-    """The compiled :func:`_scan` (numba imported and the kernel compiled or loaded from
-    numba's cache here, on first use)."""
-    if _STATE["scan"] is None:
+def _compile_helpers() -> None:
+    """Make the kernel's helpers numba functions, inlined into it (numba imported here)."""
+    if not _STATE["helpers"]:
         from numba import njit
 
         module = globals()
         for name in ("_is_space", "_number", "_plain_number", "_skip_space", "_token_end",
                      "_line_end", "_save"):
             module[name] = njit(cache=True, nogil=True, inline="always")(module[name])
+        _STATE["helpers"] = True
+
+
+def _kernel(dtype: np.dtype) -> Callable[..., int]:
+    """The compiled :func:`_scan` writing values of ``dtype``: the ahead-of-time module's
+    (:mod:`cvxrank.aot`) when ``make install`` built it for this version of the file, else
+    numba's dispatcher (numba imported and the kernel compiled or loaded from numba's cache
+    here, on first use)."""
+    ahead = aot.load(__file__)
+    if ahead is not None:
+        return getattr(ahead, _AHEAD_NAMES[np.dtype(dtype)])
+    if _STATE["scan"] is None:
+        from numba import njit
+
+        _compile_helpers()
         _STATE["scan"] = njit(cache=True, nogil=True)(_scan)
     return _STATE["scan"]
+
+
+def build_ahead() -> None:
+    """Compile the kernel ahead of time, for float64 and float32 values
+    (:func:`cvxrank.aot.build`; ``make install``)."""
+    _compile_helpers()
+    aot.build(__file__, {"scan_f8": (_scan, _SIGNATURE.format("f8")),
+                         "scan_f4": (_scan, _SIGNATURE.format("f4"))})
 
 
 def compile_kernels() -> None:
@@ -544,7 +577,8 @@ def compile_kernels() -> None:
     type it is called with (pass 1; pass 2 into float64 and into float32).
 
     An install step can call it once so that the first large file read by a process only
-    loads the kernel; each process still pays for importing numba (0.2-0.5 s).
+    loads the kernel; each process still pays for importing numba (0.2-0.5 s) unless the
+    ahead-of-time module is built (:func:`build_ahead`).
     """
     text = b"1 qid:1 1:0.5 2:1.25e-400 # c\n"
     for dtype in (np.float64, np.float32):
@@ -708,9 +742,9 @@ def _read_full(fh: BinaryIO, view: memoryview) -> int:
 def _run(opener: Callable[[], BinaryIO], st: np.ndarray, opt: np.ndarray, *arrays: np.ndarray
          ) -> None:
     """One pass of the kernel over the file's blocks (stopping at an error in pass 1)."""
-    scan = _kernel()
-    fill = bool(opt[_FILL])
     out = arrays[3]
+    scan = _kernel(out.dtype)
+    fill = bool(opt[_FILL])
     buf = np.empty(BLOCK_BYTES, dtype=np.uint8)
     slow = np.zeros((SLOW_BATCH if fill else 0, 3), dtype=np.int64)
     scratch = np.zeros(1024, dtype=np.int64)
@@ -772,19 +806,19 @@ def _convert_slow(buf: np.ndarray, slow: np.ndarray, out: np.ndarray, dense: boo
 
 def _scan_bytes(text: bytes, dtype: type) -> None:
     """Run both passes of the kernel on ``text`` (a well-formed file) into ``dtype``."""
-    scan = _kernel()
     buf = np.frombuffer(text, dtype=np.uint8).copy()
     opt = np.zeros(_OPTIONS_SIZE, dtype=np.int64)
     opt[_LOWEST], opt[_LIMIT], opt[_REQUIRE], opt[_ALLOW], opt[_MAX_GRADE] = 1, 8, 1, 1, 30
     scratch = np.zeros(1024, dtype=np.int64)
     st = _new_state()
     e_f, e_i = np.zeros(0), np.zeros(0, dtype=np.int64)
-    scan(buf, 0, buf.size, True, st, opt, e_f, e_i, e_i, e_f, e_i, np.zeros(0, np.int32),
-         np.zeros(0, np.uint8), e_i, np.zeros(0, np.uint8), np.zeros((0, 3), np.int64), scratch)
+    _kernel(e_f.dtype)(buf, 0, buf.size, True, st, opt, e_f, e_i, e_i, e_f, e_i,
+                       np.zeros(0, np.int32), np.zeros(0, np.uint8), e_i, np.zeros(0, np.uint8),
+                       np.zeros((0, 3), np.int64), scratch)
     n, nnz = int(st[_ROWS]), int(st[_NNZ])
     opt[_FILL], opt[_WIDTH] = 1, 8
     st = _new_state()
-    scan(buf, 0, buf.size, True, st, opt, np.zeros(n), np.zeros(n, np.int64),
-         np.zeros(n, np.int64), np.zeros(nnz, dtype), np.zeros(n + 1, np.int64),
-         np.zeros(nnz, np.int32), np.zeros(64, np.uint8), np.zeros(n + 1, np.int64),
-         np.zeros(n, np.uint8), np.zeros((SLOW_BATCH, 3), np.int64), scratch)
+    _kernel(dtype)(buf, 0, buf.size, True, st, opt, np.zeros(n), np.zeros(n, np.int64),
+                   np.zeros(n, np.int64), np.zeros(nnz, dtype), np.zeros(n + 1, np.int64),
+                   np.zeros(nnz, np.int32), np.zeros(64, np.uint8), np.zeros(n + 1, np.int64),
+                   np.zeros(n, np.uint8), np.zeros((SLOW_BATCH, 3), np.int64), scratch)

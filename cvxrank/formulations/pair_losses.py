@@ -258,7 +258,7 @@ class SortedPairLoss:
     def evaluate(self, s: np.ndarray) -> LossEvaluation:
         """Value, gradient and Hessian-vector product of L at the scores ``s``."""
         b = self.blocks
-        scores = np.asarray(s, dtype=np.float64)
+        scores = np.ascontiguousarray(s, dtype=np.float64)
         values = scores[b.doc] + b.shift
         compiled = sorted_kernels.use_compiled(self.n_entries, self._cells)
         order = self._sort(values, scores, compiled)
@@ -269,8 +269,9 @@ class SortedPairLoss:
                 squared)
 
             def hessp(delta: np.ndarray) -> np.ndarray:
-                return sorted_kernels.block_hessp(np.asarray(delta, dtype=np.float64), order,
-                                                  count, b.doc, b.upper, b.weight, b.ptr)
+                delta = np.ascontiguousarray(delta, dtype=np.float64)
+                return sorted_kernels.block_hessp(delta, order, count, b.doc, b.upper,
+                                                  b.weight, b.ptr)
         else:
             start = time.perf_counter()
             value, grad, margin_hinge, count = sorted_kernels.numpy_block_sums(

@@ -22,14 +22,16 @@ centre changes only rounding).
 
 Two implementations, bit for bit the same
 ------------------------------------------
-* **compiled** (:func:`block_sums`, :func:`block_hessp`): the loops below, compiled by numba
-  (``nogil``) and cached on disk (``__pycache__``). Per call they are the fastest, but a
-  process pays a fixed cost before the first call: importing numba and loading the cached
-  machine code, during which numba builds its typing and lowering registries. Measured on
-  the reference machine at 0.7-1.0 s of wall-clock time (0.25-0.35 s of it the import, the
-  rest the load; ``benchmarks/bench_startup.py`` times it); explicit signatures in
-  ``@njit`` only move the load to import time, and the registries are built whatever the
-  kernels. Compiling, after a change of this file, costs some seconds once.
+* **compiled** (:func:`block_sums`, :func:`block_hessp`): the loops below, compiled by numba.
+  ``make install`` compiles them ahead of time (:mod:`cvxrank.aot`) into an extension module
+  beside this file, which a process loads in well under a millisecond without importing
+  numba: they then run from a process's first call, whatever the problem's size. Without
+  that module (no C compiler, ``CVXRANK_AOT=0``, or this file edited since the install) they
+  are compiled just in time (``nogil``) and cached on disk (``__pycache__``); a process then
+  pays a fixed cost before the first call: importing numba and loading the cached machine
+  code, during which numba builds its typing and lowering registries. Measured on the
+  reference machine at 0.55-0.6 s of CPU and about 110 MB (``benchmarks/bench_startup.py``
+  times it); compiling, after a change of this file, costs some seconds once.
 * **numpy** (:func:`numpy_block_sums`, :class:`NumpyHessp`): the same arithmetic on
   whole arrays. Each running sum of a block is a ``cumsum`` along the rows of a table with
   one row per block (:class:`BlockLayout`: a leading 0, the block's values, zeros after), so
@@ -47,21 +49,20 @@ passes, against 3 ms in the compiled ones plus their fixed cost.
 
 Which one runs (:func:`use_compiled`)
 -------------------------------------
-First, the problem's size: a problem with more than :data:`NUMPY_MAX_ENTRIES` block entries
-(or whose numpy table would be mostly padding, :data:`MAX_PADDING`: one long query among
-many short ones) loads the compiled passes before its first pass, as one fit of it costs
-more in numpy than loading them. Otherwise the compiled passes once they are loaded in the
-process (:func:`warm_up` was called, as the benchmarks, the experiment workers and the
-install step do, or an earlier problem loaded them); before that, the numpy passes, until
-they have spent :data:`NUMPY_BUDGET` seconds in the process (about the compiled passes'
-fixed cost): then :func:`warm_up` loads the compiled passes, which run from then on. This is
-the rule of ski rental for a process of many small problems (a grid, or the hundreds of
-passes of a cutting plane): a process whose passes cost less in numpy than the fixed cost
-(one fit on a LETOR fold: 0.1 s) never imports numba; a longer one pays at most the budget
-on top of what the compiled passes from the start would have cost, so at most about twice
-the better choice, whatever its length. ``make install`` (``python -m cvxrank.precompile``)
-compiles every kernel into numba's on-disk cache, so that a first call loads machine code
-and never compiles.
+The compiled passes whenever the ahead-of-time module is there. Without it, the rule weighs
+numba's fixed cost. First, the problem's size: a problem with more than
+:data:`NUMPY_MAX_ENTRIES` block entries (or whose numpy table would be mostly padding,
+:data:`MAX_PADDING`: one long query among many short ones) loads the compiled passes before
+its first pass, as one fit of it costs more in numpy than loading them. Otherwise the
+compiled passes once they are loaded in the process (:func:`warm_up` was called, as the
+benchmarks and the experiment workers do, or an earlier problem loaded them); before that,
+the numpy passes, until they have spent :data:`NUMPY_BUDGET` seconds in the process (about
+the compiled passes' fixed cost): then :func:`warm_up` loads the compiled passes, which run
+from then on. This is the rule of ski rental for a process of many small problems (a grid,
+or the hundreds of passes of a cutting plane): a process whose passes cost less in numpy than
+the fixed cost (one fit on a LETOR fold: 0.1 s) never imports numba; a longer one pays at
+most the budget on top of what the compiled passes from the start would have cost, so at
+most about twice the better choice, whatever its length.
 """
 
 from __future__ import annotations
@@ -71,8 +72,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-#: Seconds the numpy passes may spend in a process before the compiled passes are loaded
-#: (about the fixed cost of importing numba and loading the cached passes, 0.7-1.0 s here,
+from cvxrank import aot
+
+#: Seconds the numpy passes may spend in a process before the just-in-time passes are loaded
+#: (about the fixed cost of importing numba and loading the cached passes, 0.55-1.0 s here,
 #: taken on the low side so that a long run does not pay much for starting in numpy).
 NUMPY_BUDGET = 0.5
 
@@ -81,8 +84,9 @@ NUMPY_BUDGET = 0.5
 #: problems).
 MAX_PADDING = 8.0
 
-#: Most entries for which the numpy passes are used: a larger problem loads the compiled
-#: passes before its first pass, decided from its size alone. Loading them costs 0.55-0.6 s
+#: Most entries for which the numpy passes are used without the ahead-of-time module: a larger
+#: problem loads the compiled passes before its first pass, decided from its size alone, and
+#: sorts by merging (:func:`merged_order`). Loading them just in time costs 0.55-0.6 s
 #: of CPU and about 110 MB of resident memory (numba and LLVM). A squared-hinge fit at C = 1
 #: on OHSUMED Fold1 (16,736 entries) spends about 0.1 s in the numpy passes; on 10^5
 #: synthetic documents x 46 features with 5 grades (280,000 entries; C = 5e-5 to 100,
@@ -95,9 +99,10 @@ _STATE: dict[str, Any] = {"dispatchers": None, "loaded": False, "numpy_seconds":
 
 
 # --------------------------------------------------------------------------- compiled passes
-# Plain Python functions, compiled with numba (``njit(cache=True, nogil=True)``) the first time
-# ``block_sums`` or ``block_hessp`` is looked up in this module, so that importing this
-# module (and every formulation) does not import numba.
+# Plain Python functions, compiled ahead of time at install (``build_ahead``) or, without that
+# module, by numba (``njit(cache=True, nogil=True)``) the first time ``block_sums`` or
+# ``block_hessp`` is looked up in this module, so that importing this module (and every
+# formulation) does not import numba.
 
 
 def _block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray, upper: np.ndarray,
@@ -318,18 +323,41 @@ def merged_order(values: np.ndarray, scores: np.ndarray, runs: Runs,
 
 
 def _dispatchers() -> dict[str, Any]:
-    """The numba dispatchers of the two passes (numba imported here, on first use)."""
+    """The compiled passes: the ahead-of-time module's functions when ``make install`` built
+    it for this version of the file (:mod:`cvxrank.aot`), else numba's dispatchers (numba
+    imported here, on first use)."""
     if _STATE["dispatchers"] is None:
-        from numba import njit
+        ahead = aot.load(__file__)
+        if ahead is not None:
+            _STATE["dispatchers"] = {name: getattr(ahead, name) for name in _KERNELS}
+            _STATE["loaded"] = True
+        else:
+            from numba import njit
 
-        compile_ = njit(cache=True, nogil=True)
-        _STATE["dispatchers"] = {name: compile_(kernel) for name, kernel in _KERNELS.items()}
+            compile_ = njit(cache=True, nogil=True)
+            _STATE["dispatchers"] = {name: compile_(kernel)
+                                     for name, kernel in _KERNELS.items()}
     return _STATE["dispatchers"]
 
 
 #: The compiled kernels, by the module attribute under which they are looked up.
 _KERNELS = {"block_sums": _block_sums, "block_hessp": _block_hessp,
             "merged_order": _merged_order}
+
+#: Their argument types, for the ahead-of-time module (every array C-contiguous).
+_SIGNATURES = {
+    "block_sums": "Tuple((f8, f8[::1], f8, f8[::1]))(f8[::1], i8[::1], i8[::1], b1[::1], "
+                  "f8[::1], f8[::1], i8[::1], i8, b1)",
+    "block_hessp": "f8[::1](f8[::1], i8[::1], f8[::1], i8[::1], b1[::1], f8[::1], i8[::1])",
+    "merged_order": "i8[::1](f8[::1], f8[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], "
+                    "i8[::1], i8[::1])",
+}
+
+
+def build_ahead() -> None:
+    """Compile the passes ahead of time (:func:`cvxrank.aot.build`; ``make install``)."""
+    aot.build(__file__, {name: (kernel, _SIGNATURES[name])
+                         for name, kernel in _KERNELS.items()})
 
 
 def __getattr__(name: str) -> Any:
@@ -340,14 +368,15 @@ def __getattr__(name: str) -> Any:
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) the compiled passes for the argument types
-    :class:`~cvxrank.formulations.pair_losses.SortedPairLoss` uses; from then on this process
-    uses them (:func:`use_compiled`).
+    """Load the compiled passes (the ahead-of-time module's, or numba's, compiled or loaded
+    from its cache, for the argument types
+    :class:`~cvxrank.formulations.pair_losses.SortedPairLoss` uses) and call each once; from
+    then on this process uses them (:func:`use_compiled`).
 
-    The first call of a compiled pass in a process costs its compilation (once per source
-    change) or its loading from ``__pycache__`` (with importing numba, 0.7-1.0 s here);
-    experiments call this before they time anything, so that the cost is not charged to the
-    first timed run.
+    Without the ahead-of-time module, the first call of a compiled pass in a process costs
+    its compilation (once per source change) or its loading from ``__pycache__`` (with
+    importing numba, 0.55-1.0 s here); experiments call this before they time anything, so
+    that the cost is not charged to the first timed run.
     """
     kernels = _dispatchers()
     block_sums, block_hessp = kernels["block_sums"], kernels["block_hessp"]
@@ -380,13 +409,14 @@ def use_compiled(n_entries: int, cells: int) -> bool:
     Returns
     -------
     bool
-        True once the compiled passes are loaded; when the numpy passes do not apply
+        True when the ahead-of-time passes are built, or once the compiled passes are
+        loaded; when the numpy passes do not apply
         (more than :data:`NUMPY_MAX_ENTRIES` entries, or a table more than
         :data:`MAX_PADDING` times the entries); or once the numpy passes have spent
         :data:`NUMPY_BUDGET` seconds in this process. In the last two cases the compiled
         passes are loaded here (:func:`warm_up`).
     """
-    if _STATE["loaded"]:
+    if _STATE["loaded"] or aot.load(__file__) is not None:
         return True
     if (n_entries > NUMPY_MAX_ENTRIES or cells > MAX_PADDING * n_entries + 64
             or _STATE["numpy_seconds"] >= NUMPY_BUDGET):
