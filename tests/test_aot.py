@@ -80,12 +80,13 @@ def test_ahead_of_time_passes_equal_the_just_in_time_ones_bit_for_bit(
     s = rng.integers(-4, 5, n) / 2.0 if seed % 2 else rng.normal(size=n) * 10.0 ** seed
     values = s[b.doc] + b.shift
     order = engine._sort(values, s, False)
-    args = (values, order, b.doc, b.upper, b.weight, b.margin, b.ptr, n, loss != "hinge")
+    args = (values, order, b.doc, b.upper, b.block_weight, b.block_margin, b.ptr, n,
+            loss != "hinge")
     mine, theirs = ahead.block_sums(*args), just_in_time["block_sums"](*args)
     assert mine[0] == theirs[0] and mine[2] == theirs[2]
     assert np.array_equal(mine[1], theirs[1]) and np.array_equal(mine[3], theirs[3])
     delta = rng.normal(size=n)
-    hess = (delta, order, mine[3], b.doc, b.upper, b.weight, b.ptr)
+    hess = (delta, order, mine[3], b.doc, b.upper, b.block_weight, b.ptr)
     assert np.array_equal(ahead.block_hessp(*hess), just_in_time["block_hessp"](*hess))
     merge = (values, s, b.runs.doc, b.runs.start, b.runs.length, b.segments.ptr,
              b.segments.entry, b.segments.run, b.segments.length)

@@ -565,15 +565,17 @@ def both_passes(engine: SortedPairLoss, s: np.ndarray, deltas) -> None:
     values = np.asarray(s, dtype=np.float64)[b.doc] + b.shift
     order = engine._sort(values, np.asarray(s, dtype=np.float64), compiled=False)
     squared = engine.loss != "hinge"
-    args = (values, order, b.doc, b.upper, b.weight, b.margin)
-    compiled = sorted_kernels.block_sums(*args, b.ptr, engine.n_documents, squared)
-    numpy_ = sorted_kernels.numpy_block_sums(*args, engine.layout, engine.n_documents, squared)
+    compiled = sorted_kernels.block_sums(values, order, b.doc, b.upper, b.block_weight,
+                                         b.block_margin, b.ptr, engine.n_documents, squared)
+    numpy_ = sorted_kernels.numpy_block_sums(values, order, b.doc, b.upper, b.weight, b.margin,
+                                             engine.layout, engine.n_documents, squared)
     assert compiled[0] == numpy_[0] and compiled[2] == numpy_[2]  # value, margin-hinge sum
     assert np.array_equal(compiled[1], numpy_[1]) and np.array_equal(compiled[3], numpy_[3])
     assert numpy_[1].dtype == np.float64 and numpy_[3].dtype == np.float64
     for delta in deltas:
-        hc = sorted_kernels.block_hessp(delta, order, compiled[3], b.doc, b.upper, b.weight,
-                                        b.ptr)
+        delta = np.ascontiguousarray(delta, dtype=np.float64)
+        hc = sorted_kernels.block_hessp(delta, order, compiled[3], b.doc, b.upper,
+                                        b.block_weight, b.ptr)
         hn = sorted_kernels.NumpyHessp(b.doc[order], b.upper[order], numpy_[3], b.weight,
                                        engine.layout)(delta)
         assert np.array_equal(hc, hn) and hn.dtype == np.float64
@@ -687,3 +689,28 @@ def test_merged_order_is_a_stable_sort_inside_each_block(loss: str) -> None:
     expected = np.lexsort((np.arange(values.size), values, b.block))
     merged = sorted_kernels.merged_order(values, scores, b.runs, b.segments)
     assert np.array_equal(merged, expected)
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "huber"])
+@pytest.mark.parametrize("margin_value", [1.0, 0.0, -0.5])
+def test_a_large_problem_at_tied_scores_sorts_as_the_merge_does(
+        loss: str, margin_value: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a fit's first evaluation (w = 0: every score equal) takes the entries' own order where
+    # no block has a negative margin (Huber's second blocks have m - 1); it must be the
+    # stable sort the merge of a large problem returns (numpy's lexsort is the reference)
+    monkeypatch.setattr(sorted_kernels, "NUMPY_MAX_ENTRIES", 0)
+    rng = np.random.default_rng(8)
+    n = 300
+    query = np.sort(rng.integers(0, 12, n))
+    grade = rng.integers(0, 4, n)
+    engine = SortedPairLoss(query, grade, np.ones(12), np.ones((4, 4)),
+                            np.full((4, 4), margin_value), loss)
+    b = engine.blocks
+    for scores in (np.zeros(n), np.full(n, 2.5)):
+        values = scores[b.doc] + b.shift
+        expected = np.lexsort((np.arange(values.size), values, b.block))
+        # (with a negative margin the numpy sort breaks ties its own way: only the merge)
+        for compiled in (True, False) if (b.block_margin >= 0).all() else (True,):
+            assert np.array_equal(engine._sort(values, scores, compiled), expected)
+        assert np.array_equal(sorted_kernels.merged_order(values, scores, b.runs, b.segments),
+                              expected)

@@ -40,6 +40,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -143,7 +144,9 @@ class _Blocks:
 
     ``doc[e]`` is the document of entry e, ``upper[e]`` whether it plays the preferred role,
     ``shift[e]`` is ``-m/2`` (upper) or ``+m/2`` (lower); ``ptr`` delimits the blocks and
-    ``block``, ``weight``, ``margin`` give each entry's block, its weight c and margin m.
+    ``block_weight``, ``block_margin`` give each block's weight c and margin m (per entry:
+    :attr:`block`, :attr:`weight`, :attr:`margin`, built on first use, as the compiled
+    passes and a large problem never need them).
 
     Each block is a few *segments* (its upper documents, then its documents of each lower
     level), each a *run* of ``runs.doc``, the documents by query, level and row:
@@ -155,12 +158,26 @@ class _Blocks:
     doc: np.ndarray
     upper: np.ndarray
     shift: np.ndarray
-    block: np.ndarray
-    weight: np.ndarray
-    margin: np.ndarray
+    block_weight: np.ndarray
+    block_margin: np.ndarray
     ptr: np.ndarray
     runs: sorted_kernels.Runs
     segments: sorted_kernels.Segments
+
+    @functools.cached_property
+    def block(self) -> np.ndarray:
+        """The block of each entry."""
+        return np.repeat(np.arange(self.ptr.size - 1, dtype=np.int64), np.diff(self.ptr))
+
+    @functools.cached_property
+    def weight(self) -> np.ndarray:
+        """The weight c of each entry's block."""
+        return self.block_weight[self.block]
+
+    @functools.cached_property
+    def margin(self) -> np.ndarray:
+        """The margin m of each entry's block."""
+        return self.block_margin[self.block]
 
 
 class SortedPairLoss:
@@ -212,13 +229,16 @@ class SortedPairLoss:
                                     np.asarray(weight_table, dtype=np.float64),
                                     np.asarray(margin_table, dtype=np.float64),
                                     huber=self.loss == "huber")
-        n_blocks = self.blocks.ptr.size - 1
-        self._block_key = (self.blocks.block.astype(np.uint16) if n_blocks <= 2**16
-                           else self.blocks.block)
         sizes = np.diff(self.blocks.ptr)
         # cells of the numpy passes' table (BlockLayout), which is built only if they run
         self._cells = sizes.size * (int(sizes.max()) + 1 if sizes.size else 1)
         self._layout: sorted_kernels.BlockLayout | None = None
+
+    @functools.cached_property
+    def _block_key(self) -> np.ndarray:
+        """Each entry's block, as uint16 where that holds them (the numpy sort's key)."""
+        block = self.blocks.block
+        return block.astype(np.uint16) if self.blocks.ptr.size - 1 <= 2**16 else block
 
     @property
     def layout(self) -> sorted_kernels.BlockLayout:
@@ -244,8 +264,14 @@ class SortedPairLoss:
         with numpy (all entries, then a stable sort by block), so that its results do not
         depend on which passes run. The two may order exactly tied entries differently (a
         tie between an upper and a lower entry is a pair at the kink of the loss, whose
-        generalized Hessian entry is 0 or 2c, both valid).
+        generalized Hessian entry is 0 or 2c, both valid). Tied scores (w = 0) need no sort.
         """
+        if (scores.size and scores.min() == scores.max()
+                and not (self.blocks.block_margin < 0).any()):
+            # tied scores (w = 0, a fit's first evaluation): each block's upper entries,
+            # shifted by -m/2 <= +m/2, come first, every run in row order; that is the
+            # entries' own order, the stable sort (which merging returns too)
+            return np.arange(self.n_entries)
         if compiled and self.n_entries > sorted_kernels.NUMPY_MAX_ENTRIES:
             return sorted_kernels.merged_order(values, scores, self.blocks.runs,
                                                self.blocks.segments)
@@ -265,13 +291,13 @@ class SortedPairLoss:
         squared = self.loss != "hinge"
         if compiled:
             value, grad, margin_hinge, count = sorted_kernels.block_sums(
-                values, order, b.doc, b.upper, b.weight, b.margin, b.ptr, self.n_documents,
-                squared)
+                values, order, b.doc, b.upper, b.block_weight, b.block_margin, b.ptr,
+                self.n_documents, squared)
 
             def hessp(delta: np.ndarray) -> np.ndarray:
                 delta = np.ascontiguousarray(delta, dtype=np.float64)
                 return sorted_kernels.block_hessp(delta, order, count, b.doc, b.upper,
-                                                  b.weight, b.ptr)
+                                                  b.block_weight, b.ptr)
         else:
             start = time.perf_counter()
             value, grad, margin_hinge, count = sorted_kernels.numpy_block_sums(
@@ -345,8 +371,9 @@ def _build_blocks(query: np.ndarray, grade: np.ndarray, query_weight: np.ndarray
                                length=cells[present].astype(np.int64))
     if not keys:
         none = np.zeros(0, np.int64)
-        return _Blocks(doc=none, upper=np.zeros(0, bool), shift=np.zeros(0), block=none,
-                       weight=np.zeros(0), margin=np.zeros(0), ptr=np.zeros(1, np.int64),
+        return _Blocks(doc=none, upper=np.zeros(0, bool), shift=np.zeros(0),
+                       block_weight=np.zeros(0), block_margin=np.zeros(0),
+                       ptr=np.zeros(1, np.int64),
                        runs=runs, segments=sorted_kernels.Segments(
                            ptr=np.zeros(1, np.int64), entry=none, run=none, length=none))
     key = np.concatenate(keys)
@@ -370,25 +397,29 @@ def _build_blocks(query: np.ndarray, grade: np.ndarray, query_weight: np.ndarray
         starts, counts, is_upper = starts[twice], counts[twice], is_upper[twice]
         weight = np.column_stack([weight, -weight]).ravel()
         margin = np.column_stack([margin, margin - 1.0]).ravel()
-    doc = order[np.repeat(starts, counts) + _offsets(counts)]
+    # entry e of segment j is document order[starts[j] + e - entry[j]]
+    entry = np.cumsum(counts) - counts
+    position = np.repeat(starts - entry, counts)
+    position += np.arange(position.size)
+    doc = order[position]
+    del position
     upper = np.repeat(is_upper, counts)
     seg_block = np.repeat(np.arange(width.size), width)
     sizes = np.bincount(seg_block, weights=counts, minlength=width.size).astype(np.int64)
-    block = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
-    weight_e, margin_e = np.repeat(weight, sizes), np.repeat(margin, sizes)
+    shift = np.repeat(margin / 2, sizes)  # -m/2 for an upper entry, +m/2 for a lower one
+    np.negative(shift, out=shift, where=upper)
     return _Blocks(
-        doc=doc.astype(np.int64),
+        doc=doc.astype(np.int64, copy=False),
         upper=upper,
-        shift=np.where(upper, -margin_e / 2, margin_e / 2),
-        block=block,
-        weight=weight_e,
-        margin=margin_e,
+        shift=shift,
+        block_weight=np.asarray(weight, dtype=np.float64),
+        block_margin=np.asarray(margin, dtype=np.float64),
         ptr=np.r_[0, np.cumsum(sizes)].astype(np.int64),
         runs=runs,
         segments=sorted_kernels.Segments(
             ptr=np.r_[0, np.cumsum(width)].astype(np.int64),
-            entry=(np.cumsum(counts) - counts).astype(np.int64),
-            run=starts.astype(np.int64), length=counts.astype(np.int64)),
+            entry=entry.astype(np.int64), run=starts.astype(np.int64),
+            length=counts.astype(np.int64)),
     )
 
 

@@ -117,8 +117,10 @@ def _block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray, upper: n
     order : int64 (E,)
         Entry at each sorted position; each block's positions ``ptr[b]:ptr[b+1]`` hold its
         own entries in increasing ``values``.
-    doc, upper, weight, margin : (E,)
-        Document, role, block weight and block margin of each entry.
+    doc, upper : (E,)
+        Document and role of each entry.
+    weight, margin : float64 (n_blocks,)
+        Weight c and margin m of each block.
     ptr : int64 (n_blocks + 1,)
         Block boundaries.
     n_documents : int
@@ -138,7 +140,7 @@ def _block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray, upper: n
         lo, hi = ptr[b], ptr[b + 1]
         if hi == lo:
             continue
-        c, m = weight[lo], margin[lo]
+        c, m = weight[b], margin[b]
         if not squared:  # hinge: counts only (module docstring), one forward walk
             centre = values[order[(lo + hi) // 2]]
             n_lower = 0.0
@@ -196,13 +198,14 @@ def _block_sums(values: np.ndarray, order: np.ndarray, doc: np.ndarray, upper: n
 
 def _block_hessp(delta: np.ndarray, order: np.ndarray, count: np.ndarray, doc: np.ndarray,
                  upper: np.ndarray, weight: np.ndarray, ptr: np.ndarray) -> np.ndarray:
-    """Hessian of the squared-hinge block loss in s times ``delta`` (eq. (6))."""
+    """Hessian of the squared-hinge block loss in s times ``delta`` (eq. (6)); ``weight`` per
+    block, the other arrays as in :func:`_block_sums`."""
     out = np.zeros(delta.size)
     for b in range(ptr.size - 1):
         lo, hi = ptr[b], ptr[b + 1]
         if hi == lo:
             continue
-        c2 = 2.0 * weight[lo]
+        c2 = 2.0 * weight[b]
         up_sum = 0.0
         for t in range(lo, hi):
             e = order[t]
