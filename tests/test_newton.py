@@ -304,3 +304,23 @@ def test_exact_newton_steps_reach_the_reference(seed, monkeypatch) -> None:
     assert plain.converged and plain.info["explicit_steps"] == 0
     assert -NEWTON_GAP <= primal_gap(f, plain.w, ref) <= NEWTON_GAP
     assert sum(result.info["cg_iterations"]) < sum(plain.info["cg_iterations"])
+
+
+@pytest.mark.parametrize("preconditioned", [False, True])
+def test_conjugate_gradient_solves_and_maps_its_solution(preconditioned: bool) -> None:
+    # the hand-written CG against numpy's solve on I + C X^T D X, and the image X x it
+    # accumulates from the products against the direct product
+    from cvxrank.solvers.newton import _conjugate_gradient
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 8)) * np.logspace(0, 3, 8)
+    D = rng.uniform(0.0, 2.0, 60)
+    A = np.eye(8) + 0.5 * X.T @ (D[:, None] * X)
+    b = rng.normal(size=8)
+    diagonal = np.diag(A).copy() if preconditioned else None
+    x, products, image = _conjugate_gradient(
+        lambda v: (A @ v, X @ v), b, 1e-12, 100, diagonal)
+    assert 0 < products <= 100
+    np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-8)
+    np.testing.assert_allclose(image, X @ x, rtol=1e-9, atol=1e-9 * np.abs(X @ x).max())
+    assert _conjugate_gradient(lambda v: (A @ v, X @ v), np.zeros(8), 0.5, 10, None)[2] is None

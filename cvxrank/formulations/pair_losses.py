@@ -267,10 +267,12 @@ class SortedPairLoss:
         generalized Hessian entry is 0 or 2c, both valid). Tied scores (w = 0) need no sort.
         """
         if (scores.size and scores.min() == scores.max()
-                and not (self.blocks.block_margin < 0).any()):
-            # tied scores (w = 0, a fit's first evaluation): each block's upper entries,
-            # shifted by -m/2 <= +m/2, come first, every run in row order; that is the
-            # entries' own order, the stable sort (which merging returns too)
+                and (self.blocks.block_margin > 0).all()):
+            # tied scores (w = 0, a fit's first evaluation) and positive margins: each
+            # block's upper entries, shifted by -m/2 < +m/2, come first, every run in row
+            # order; that is the entries' own order, the stable sort (which merging returns
+            # too). A block of margin 0 (Huber's second blocks) has every pair at its kink,
+            # where the order decides the generalized Hessian: it is sorted as always.
             return np.arange(self.n_entries)
         if compiled and self.n_entries > sorted_kernels.NUMPY_MAX_ENTRIES:
             return sorted_kernels.merged_order(values, scores, self.blocks.runs,

@@ -212,23 +212,28 @@ def solve_truncated_newton(
         g0_norm = g_norm if g0_norm is None else g0_norm
         hessp = ev.hessp
 
-        def matvec(v: np.ndarray, hessp=hessp) -> np.ndarray:
-            return v + C * np.asarray(X.T @ hessp(np.asarray(X @ v)))
+        def matvec(v: np.ndarray, hessp=hessp) -> tuple[np.ndarray, np.ndarray]:
+            xv = np.asarray(X @ v)
+            return v + C * np.asarray(X.T @ hessp(xv)), xv
 
         explicit = (explicit_allowed and bool(cg_counts) and cg_counts[-1] >= d
                     and value - bound > EXPLICIT_GAP * abs(value))
+        x_dir = None  # X @ direction, when CG accumulated it
         if explicit:
             direction, n_cg = _newton_system(X, C, hessp, g), d
             explicit_steps += 1
         else:
             diagonal = None if columns is None else hessian_diagonal(columns, C, hessp)
-            direction, n_cg = _conjugate_gradient(
+            direction, n_cg, x_dir = _conjugate_gradient(
                 matvec, g, _forcing(g_norm / g0_norm, rec), max_cg, diagonal)
         cg_counts.append(n_cg)
         decrement = float(g @ direction)
         if not decrement > 0:  # CG returned no descent direction: fall back to the gradient
-            direction, decrement = g, g_norm * g_norm
-        x_dir = np.asarray(X @ direction)
+            direction, decrement, x_dir = g, g_norm * g_norm, None
+        if x_dir is None or columns is not None:
+            # (on badly scaled features the image summed over CG's steps loses the digits
+            # that the product keeps)
+            x_dir = np.asarray(X @ direction)
         t = 1.0
         while True:
             w_new = w - t * direction
@@ -330,37 +335,55 @@ def _newton_system(X: Any, C: float, hessp: Any, g: np.ndarray) -> np.ndarray:
 
 
 def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float, maxiter: int,
-                        diagonal: np.ndarray | None) -> tuple[np.ndarray, int]:
-    """Linear conjugate gradients for ``matvec(x) = b`` from x = 0, preconditioned by the
-    inverse of ``diagonal`` (Jacobi; None: none), until the residual is at most ``rtol
-    ||b||`` or ``maxiter`` products: the solution and the number of products.
+                        diagonal: np.ndarray | None
+                        ) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """Linear conjugate gradients for ``A x = b`` from x = 0, preconditioned by the inverse of
+    ``diagonal`` (Jacobi; None: none), until the residual is at most ``rtol ||b||`` or
+    ``maxiter`` products.
 
+    ``matvec(v)`` returns ``(A v, M v)``, where M is a linear map whose image of the solution
+    the caller needs (the Newton step's change of the scores, ``X x``, which the product
+    ``A v = v + C X^T H_L X v`` computes on the way): ``M x`` is accumulated from the
+    ``M p`` of the steps, so it costs no product with X.
+
+    Returns
+    -------
+    x, products, image
+        The solution, the number of products, and ``M x`` (None after no step: x = 0).
+
+    Notes
+    -----
     The Newton system is symmetric positive definite (:math:`I + C X^\top H_L X`), so plain
     CG applies (Chapelle & Keerthi 2010, Sect. 3: the Newton step by linear CG); written out
     here (the preconditioned CG of Nocedal & Wright, Algorithm 5.3, with scipy's stopping
     test) so that a fit does not import ``scipy.sparse.linalg``.
     """
     x = np.zeros_like(b)
+    image: np.ndarray | None = None
     r = b.copy()
     threshold = rtol * float(np.linalg.norm(b))
     inverse = None if diagonal is None else 1.0 / diagonal
-    p = np.zeros_like(b)
+    p: np.ndarray | None = None
     rho_previous = 1.0
     for iteration in range(maxiter):
         if float(np.linalg.norm(r)) <= threshold:
-            return x, iteration
+            return x, iteration, image
         z = r if inverse is None else inverse * r
         rho = float(r @ z)
-        p = z.copy() if iteration == 0 else z + (rho / rho_previous) * p
-        q = matvec(p)
+        p = z.copy() if p is None else z + (rho / rho_previous) * p
+        q, mapped = matvec(p)
         curvature = float(p @ q)
         if curvature == 0.0:  # p = 0 to working precision: nothing more to gain
-            return x, iteration + 1
+            return x, iteration + 1, image
         alpha = rho / curvature
         x += alpha * p
+        if image is None:
+            image = alpha * mapped
+        else:
+            image += alpha * mapped
         r -= alpha * q
         rho_previous = rho
-    return x, maxiter
+    return x, maxiter, image
 
 
 @solver("prsvm", needs=ENGINE_NEEDS["pairs"], tol=tolerances.NEWTON_GAP, max_iter=MAX_ITER)
