@@ -690,27 +690,3 @@ def test_merged_order_is_a_stable_sort_inside_each_block(loss: str) -> None:
     merged = sorted_kernels.merged_order(values, scores, b.runs, b.segments)
     assert np.array_equal(merged, expected)
 
-
-@pytest.mark.parametrize("loss", ["squared_hinge", "huber"])
-@pytest.mark.parametrize("margin_value", [1.0, 0.0, -0.5])
-def test_a_large_problem_at_tied_scores_sorts_as_the_merge_does(
-        loss: str, margin_value: float, monkeypatch: pytest.MonkeyPatch) -> None:
-    # a fit's first evaluation (w = 0: every score equal) takes the entries' own order where
-    # every block's margin is positive (Huber's second blocks have m - 1); it must be the
-    # stable sort the merge of a large problem returns (numpy's lexsort is the reference)
-    monkeypatch.setattr(sorted_kernels, "NUMPY_MAX_ENTRIES", 0)
-    rng = np.random.default_rng(8)
-    n = 300
-    query = np.sort(rng.integers(0, 12, n))
-    grade = rng.integers(0, 4, n)
-    engine = SortedPairLoss(query, grade, np.ones(12), np.ones((4, 4)),
-                            np.full((4, 4), margin_value), loss)
-    b = engine.blocks
-    for scores in (np.zeros(n), np.full(n, 2.5)):
-        values = scores[b.doc] + b.shift
-        expected = np.lexsort((np.arange(values.size), values, b.block))
-        # (with a margin <= 0 the numpy sort breaks ties its own way: only the merge)
-        for compiled in (True, False) if (b.block_margin > 0).all() else (True,):
-            assert np.array_equal(engine._sort(values, scores, compiled), expected)
-        assert np.array_equal(sorted_kernels.merged_order(values, scores, b.runs, b.segments),
-                              expected)

@@ -264,16 +264,8 @@ class SortedPairLoss:
         with numpy (all entries, then a stable sort by block), so that its results do not
         depend on which passes run. The two may order exactly tied entries differently (a
         tie between an upper and a lower entry is a pair at the kink of the loss, whose
-        generalized Hessian entry is 0 or 2c, both valid). Tied scores (w = 0) need no sort.
+        generalized Hessian entry is 0 or 2c, both valid).
         """
-        if (scores.size and scores.min() == scores.max()
-                and (self.blocks.block_margin > 0).all()):
-            # tied scores (w = 0, a fit's first evaluation) and positive margins: each
-            # block's upper entries, shifted by -m/2 < +m/2, come first, every run in row
-            # order; that is the entries' own order, the stable sort (which merging returns
-            # too). A block of margin 0 (Huber's second blocks) has every pair at its kink,
-            # where the order decides the generalized Hessian: it is sorted as always.
-            return np.arange(self.n_entries)
         if compiled and self.n_entries > sorted_kernels.NUMPY_MAX_ENTRIES:
             return sorted_kernels.merged_order(values, scores, self.blocks.runs,
                                                self.blocks.segments)
