@@ -91,34 +91,42 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
                         "small products erratic")
 
 
-_WARM: dict[str, int] = {}
+_WARM: dict[str, int | None] = {}
 
 
-def kernel_signatures() -> int:
-    """Number of compiled specializations of the sorted-loss kernels in this process."""
+def kernel_signatures() -> int | None:
+    """Number of just-in-time specializations of the sorted-loss kernels in this process;
+    None when they are the ahead-of-time module's (:mod:`cvxrank.aot`), which never
+    compile."""
     from cvxrank.formulations import sorted_kernels
 
-    return len(sorted_kernels.block_sums.signatures) + len(sorted_kernels.block_hessp.signatures)
+    kernels = (sorted_kernels.block_sums, sorted_kernels.block_hessp)
+    if not all(hasattr(kernel, "signatures") for kernel in kernels):
+        return None
+    return sum(len(kernel.signatures) for kernel in kernels)
 
 
 def check_no_recompile() -> None:
     """Print whether a timed run compiled a kernel specialization after :func:`warm_up`."""
     now, before = kernel_signatures(), _WARM.get("signatures")
-    if before is None:
+    if "signatures" not in _WARM:
         print("numba: no warm-up was run")
+    elif now is None:
+        print("kernels compiled ahead of time: none compiled during the timed runs")
     elif now == before:
         print(f"numba: no kernel compiled after the warm-up ({now} specializations)")
     else:
-        print(f"numba: WARNING {now - before} kernel specialization(s) compiled during the "
-              "timed runs (their first call includes compilation)")
+        print(f"numba: WARNING {now - (before or 0)} kernel specialization(s) compiled during "
+              "the timed runs (their first call includes compilation)")
 
 
 def warm_up() -> float:
-    """Load PRSVM+'s numba kernels before any timing; return the seconds it took.
+    """Load PRSVM+'s compiled kernels before any timing; return the seconds it took.
 
-    The first call of a compiled kernel in a process compiles it (first run after a source
-    change) or loads it from numba's cache in ``__pycache__`` (about 0.2-0.3 s here), which
-    would otherwise be charged to whichever training run comes first.
+    Without the ahead-of-time module (:mod:`cvxrank.aot`), the first call of a compiled
+    kernel in a process compiles it (first run after a source change) or loads it from
+    numba's cache in ``__pycache__`` (about 0.2-0.3 s here), which would otherwise be
+    charged to whichever training run comes first.
     :func:`cvxrank.formulations.sorted_kernels.warm_up` calls both kernels on tiny arrays of
     the argument types every problem uses, so no later call compiles again.
     """
@@ -128,7 +136,8 @@ def warm_up() -> float:
     load_kernels()
     elapsed = time.perf_counter() - start
     _WARM["signatures"] = kernel_signatures()
-    print(f"numba warm-up (PRSVM+ kernels compiled or loaded from cache): {elapsed:.2f} s\n")
+    print(f"warm-up (PRSVM+ kernels loaded: ahead-of-time module, or numba's cache): "
+          f"{elapsed:.2f} s\n")
     return elapsed
 
 

@@ -120,8 +120,9 @@ def first_call() -> None:
     this one."""
     code = ("import time; import cvxrank.sets; from cvxrank import l1inf_kernels; "
             "t = time.perf_counter(); l1inf_kernels.warm_up(); "
-            "t = time.perf_counter() - t; stats = l1inf_kernels.project_blocks.stats; "
-            "print(t, sum(stats.cache_hits.values()))")
+            "t = time.perf_counter() - t; kernel = l1inf_kernels.project_blocks; "
+            "stats = getattr(kernel, 'stats', None); "
+            "print(t, -1 if stats is None else sum(stats.cache_hits.values()))")
     fresh = []
     for _ in range(3):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -130,9 +131,11 @@ def first_call() -> None:
     start = time.perf_counter()
     l1inf_kernels.warm_up()
     here = time.perf_counter() - start
-    print("## 0. First call of the compiled kernel (import numba + load or compile)\n")
+    print("## 0. First call of the compiled kernel (the ahead-of-time module, or import numba "
+          "+ load or compile)\n")
+    how = {-1: "compiled ahead of time", 0: "compiled"}
     print("fresh processes: " + ", ".join(
-        f"{t:.3f} s ({'loaded from cache' if hits else 'compiled'})" for t, hits in fresh))
+        f"{t:.3f} s ({how.get(hits, 'loaded from cache')})" for t, hits in fresh))
     print(f"this process (numba already imported here: {'numba' in sys.modules}): "
           f"{here:.3f} s; not included in the times below\n")
 
