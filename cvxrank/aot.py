@@ -62,6 +62,7 @@ def load(source: str) -> ModuleType | None:
 
 
 def _import(path: Path) -> ModuleType | None:
+    """The extension module at ``path``, or None when there is none or it does not load."""
     if not path.is_file():
         return None
     name = path.name.split(".", 1)[0]
@@ -90,9 +91,11 @@ def build(source: str, exports: dict[str, tuple[Callable[..., object], str]]) ->
 
     Raises
     ------
-    OSError, Exception
-        Whatever ``numba.pycc`` raises when the module cannot be built (no C compiler, a
-        read-only install); the kernels are then compiled just in time.
+    Exception
+        Whatever ``numba.pycc`` raises when the module cannot be built (an ``OSError`` for a
+        read-only install, a ``CompileError`` without a C compiler or Python's headers, a
+        numba typing error); ``python -m cvxrank.precompile`` then fills numba's
+        just-in-time cache instead.
     """
     import warnings
 

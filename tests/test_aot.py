@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,9 @@ from cvxrank.formulations import sorted_kernels
 from cvxrank.formulations.pair_losses import SortedPairLoss
 
 KERNEL_FILES = (sorted_kernels, l1inf_kernels, svmlight_compiled)
-HAS_COMPILER = shutil.which("cc") is not None or shutil.which("gcc") is not None
+#: What numba.pycc needs to build a module: a C compiler and Python's headers.
+HAS_COMPILER = ((shutil.which("cc") is not None or shutil.which("gcc") is not None)
+                and (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file())
 
 
 @pytest.mark.skipif(not HAS_COMPILER, reason="no C compiler: the kernels compile just in time")
