@@ -576,7 +576,7 @@ def both_passes(engine: SortedPairLoss, s: np.ndarray, deltas) -> None:
         delta = np.ascontiguousarray(delta, dtype=np.float64)
         hc = sorted_kernels.block_hessp(delta, order, compiled[3], b.doc, b.upper,
                                         b.block_weight, b.ptr)
-        hn = sorted_kernels.NumpyHessp(b.doc[order], b.upper[order], numpy_[3], b.weight,
+        hn = sorted_kernels.NumpyHessp(b.doc, b.upper, order, numpy_[3], b.weight,
                                        engine.layout)(delta)
         assert np.array_equal(hc, hn) and hn.dtype == np.float64
 

@@ -298,16 +298,12 @@ class SortedPairLoss:
                 values, order, b.doc, b.upper, b.weight, b.margin, self.layout,
                 self.n_documents, squared)
             sorted_kernels.charge_numpy(time.perf_counter() - start)
-            # built at the first product: a line search's rejected points and a run's last
-            # evaluation never need one
-            numpy_hessp: list[sorted_kernels.NumpyHessp] = []
+            numpy_hessp = sorted_kernels.NumpyHessp(b.doc, b.upper, order, count, b.weight,
+                                                    self.layout)
 
             def hessp(delta: np.ndarray) -> np.ndarray:
                 start = time.perf_counter()
-                if not numpy_hessp:
-                    numpy_hessp.append(sorted_kernels.NumpyHessp(
-                        b.doc[order], b.upper[order], count, b.weight, self.layout))
-                out = numpy_hessp[0](np.asarray(delta, dtype=np.float64))
+                out = numpy_hessp(np.asarray(delta, dtype=np.float64))
                 sorted_kernels.charge_numpy(time.perf_counter() - start)
                 return out
 

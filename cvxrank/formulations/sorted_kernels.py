@@ -570,12 +570,16 @@ class NumpyHessp:
     after an upper one) come from one table of :class:`BlockLayout`'s rows twice over: the
     forward rows hold the upper entries, the backward rows the lower ones, and one
     ``cumsum`` along the rows gives each entry the sum it needs from the other half. A cell
-    no entry writes holds 0, as the loop adds nothing there.
+    no entry writes holds 0, as the loop adds nothing there. The positions are worked out at
+    the first product: a line search's rejected points and a run's last evaluation never
+    need one.
 
     Parameters
     ----------
-    order_doc, order_upper : ndarray of shape (E,)
-        ``doc[order]`` and ``upper[order]``.
+    doc, upper : ndarray of shape (E,)
+        Document and role of each entry.
+    order : ndarray of shape (E,)
+        The entry at each sorted position.
     count : ndarray of shape (E,)
         Active partners at each sorted position (from :func:`numpy_block_sums`).
     weight : ndarray of shape (E,)
@@ -583,24 +587,33 @@ class NumpyHessp:
     layout : BlockLayout
     """
 
-    def __init__(self, order_doc: np.ndarray, order_upper: np.ndarray, count: np.ndarray,
-                 weight: np.ndarray, layout: BlockLayout) -> None:
-        backward = layout.backward + layout.cells
-        self._own = np.where(order_upper, layout.forward, backward)
-        self._partners = np.where(order_upper, backward, layout.forward)
-        self._doc = order_doc
+    def __init__(self, doc: np.ndarray, upper: np.ndarray, order: np.ndarray,
+                 count: np.ndarray, weight: np.ndarray, layout: BlockLayout) -> None:
+        self._entries = (doc, upper, order)
         self._count = count
-        self._two_c = 2.0 * weight
+        self._weight = weight
+        self._layout = layout
         self._shape = (2 * layout.shape[0], layout.shape[1])
+
+    @functools.cached_property
+    def _positions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Each sorted position's document, own cell and partners' cell, and 2c."""
+        doc, upper, order = self._entries
+        layout = self._layout
+        order_upper = upper[order]
+        backward = layout.backward + layout.cells
+        return (doc[order], np.where(order_upper, layout.forward, backward),
+                np.where(order_upper, backward, layout.forward), 2.0 * self._weight)
 
     def __call__(self, delta: np.ndarray) -> np.ndarray:
         """The Hessian of the block loss in s times ``delta`` (eq. (6))."""
-        x = delta[self._doc]
+        doc, own, partners, two_c = self._positions
+        x = delta[doc]
         table = np.zeros(self._shape)
-        table.ravel()[self._own] = x
+        table.ravel()[own] = x
         np.cumsum(table, axis=1, out=table)
-        step = self._two_c * (self._count * x - table.ravel()[self._partners])
-        return np.bincount(self._doc, weights=step, minlength=delta.size).astype(
+        step = two_c * (self._count * x - table.ravel()[partners])
+        return np.bincount(doc, weights=step, minlength=delta.size).astype(
             np.float64, copy=False)
 
 

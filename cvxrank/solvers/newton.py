@@ -73,7 +73,9 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -182,7 +184,8 @@ def solve_truncated_newton(
     certified = "primal_certificate" in f.capabilities
     # Jacobi preconditioning on badly scaled features only (on normalized ones the
     # diagonal's products are wasted work)
-    columns = _columns(X) if badly_scaled(f.data) else None
+    scaled = badly_scaled(f.data)
+    columns = _Columns(X)
     w = np.zeros(d)
     s = np.zeros(X.shape[0])
     ev = loss_engine.evaluate(s)
@@ -220,17 +223,17 @@ def solve_truncated_newton(
                     and value - bound > EXPLICIT_GAP * abs(value))
         x_dir = None  # X @ direction, when CG accumulated it
         if explicit:
-            direction, n_cg = _newton_system(X, C, hessp, g), d
+            direction, n_cg = _newton_system(X, columns, C, hessp, g), d
             explicit_steps += 1
         else:
-            diagonal = None if columns is None else hessian_diagonal(columns, C, hessp)
+            diagonal = hessian_diagonal(columns, C, hessp) if scaled else None
             direction, n_cg, x_dir = _conjugate_gradient(
                 matvec, g, _forcing(g_norm / g0_norm, rec), max_cg, diagonal)
         cg_counts.append(n_cg)
         decrement = float(g @ direction)
         if not decrement > 0:  # CG returned no descent direction: fall back to the gradient
             direction, decrement, x_dir = g, g_norm * g_norm, None
-        if x_dir is None or columns is not None:
+        if x_dir is None or scaled:
             # (on badly scaled features the image summed over CG's steps loses the digits
             # that the product keeps)
             x_dir = np.asarray(X @ direction)
@@ -284,19 +287,37 @@ def _forcing(ratio: float, rec: TraceRecorder) -> float:
     return min(0.5, ratio if quadratic else math.sqrt(ratio))
 
 
-def _columns(X: Any) -> list[np.ndarray] | sp.csc_matrix:
-    """The columns of ``X`` for :func:`hessian_diagonal`: contiguous copies (dense ``X``) or
-    the CSC form (sparse ``X``), made once per fit."""
-    if sp.issparse(X):
-        return sp.csc_matrix(X)
-    return [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
+class _Columns:
+    """The columns of ``X``, one at a time, as contiguous float64 vectors (for
+    :func:`hessian_diagonal` and :func:`_newton_system`): copied from a dense ``X`` when
+    asked, so that the whole of X is never copied, or read from a CSC form of a sparse ``X``
+    built at the first request."""
+
+    def __init__(self, X: Any) -> None:
+        self._X = X
+
+    def __len__(self) -> int:
+        return int(self._X.shape[1])
+
+    @functools.cached_property
+    def _csc(self) -> sp.csc_matrix:
+        return sp.csc_matrix(self._X)
+
+    def __getitem__(self, j: int) -> np.ndarray:
+        if not sp.issparse(self._X):
+            return np.ascontiguousarray(self._X[:, j], dtype=np.float64)
+        csc = self._csc
+        lo, hi = csc.indptr[j], csc.indptr[j + 1]
+        column = np.zeros(csc.shape[0])
+        column[csc.indices[lo:hi]] = csc.data[lo:hi]
+        return column
 
 
-def hessian_diagonal(columns: list[np.ndarray] | sp.csc_matrix, C: float,
-                     hessp: Any) -> np.ndarray:
+def hessian_diagonal(columns: Sequence[np.ndarray], C: float, hessp: Any) -> np.ndarray:
     r"""The diagonal of the Newton system :math:`H = I + C X^\top H_L X`, the Jacobi
     preconditioner of CG: :math:`H_{jj} = 1 + C\, x_j^\top H_L x_j` for each column
-    :math:`x_j` (d products with :math:`H_L`, O(nd) in all, about one Hessian product).
+    :math:`x_j` of ``columns`` (:class:`_Columns`, or any sequence of the columns; d
+    products with :math:`H_L`, O(nd) in all, about one Hessian product).
 
     Preconditioning CG by this diagonal is CG on the column-scaled system
     :math:`D^{-1/2} H D^{-1/2}`: the Newton direction no longer depends on the scale of a
@@ -304,28 +325,22 @@ def hessian_diagonal(columns: list[np.ndarray] | sp.csc_matrix, C: float,
     H, where plain CG stalls), as in LIBLINEAR's preconditioned trust-region Newton
     (Hsia, Chiang & Lin, ACML 2018).
     """
-    if sp.issparse(columns):
-        d = columns.shape[1]
-        diag = np.empty(d)
-        for j in range(d):
-            lo, hi = columns.indptr[j], columns.indptr[j + 1]
-            col = np.zeros(columns.shape[0])
-            col[columns.indices[lo:hi]] = columns.data[lo:hi]
-            diag[j] = col @ hessp(col)
-    else:
-        diag = np.array([col @ hessp(col) for col in columns])
+    diag = np.empty(len(columns))
+    for j in range(diag.size):
+        column = columns[j]
+        diag[j] = column @ hessp(column)
     return 1.0 + C * np.maximum(diag, 0.0)
 
 
-def _newton_system(X: Any, C: float, hessp: Any, g: np.ndarray) -> np.ndarray:
+def _newton_system(X: Any, columns: _Columns, C: float, hessp: Any,
+                   g: np.ndarray) -> np.ndarray:
     r"""The Newton direction :math:`H^{-1} g` with :math:`H = I + C X^\top H_L X` formed
     column by column (d Hessian products, one column of X at a time) and solved by
     Cholesky; :func:`numpy.linalg.lstsq` if rounding left H not positive definite."""
     d = X.shape[1]
     H = np.eye(d)
     for j in range(d):
-        column = X[:, [j]].toarray().ravel() if sp.issparse(X) else np.ascontiguousarray(X[:, j])
-        H[:, j] += C * np.asarray(X.T @ hessp(column))
+        H[:, j] += C * np.asarray(X.T @ hessp(columns[j]))
     H = 0.5 * (H + H.T)
     try:
         factor = np.linalg.cholesky(H)
