@@ -34,11 +34,21 @@ class Capability:
         What it means, for error messages.
     methods : tuple of str
         Formulation methods or attributes it stands for.
+    elsewhere : tuple of str
+        The methods that stand for it instead when the data live elsewhere (sharded over a
+        cluster, :class:`cvxrank.distributed.ShardedRankSVM`: ``newton_model`` for the
+        Newton solvers, ``loss_cuts`` for the 1-slack); empty when there is no such form.
     """
 
     name: str
     description: str
     methods: tuple[str, ...] = ()
+    elsewhere: tuple[str, ...] = ()
+
+    def defined_by(self, formulation: Any) -> bool:
+        """Whether ``formulation`` implements :attr:`methods`, or :attr:`elsewhere`."""
+        return any(forms and all(_defines(formulation, m) for m in forms)
+                   for forms in (self.methods, self.elsewhere)) or not self.methods
 
 
 #: Every capability, by name.
@@ -50,10 +60,11 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
     Capability("primal_certificate", "a dual bound certified by any primal point "
                "(the KKT dual point of w)", ("dual_value_at",)),
     Capability("pairwise_newton", "a differentiable pairwise loss with gradient and "
-               "Hessian-vector products in the scores", ("loss_engine", "X", "C")),
+               "Hessian-vector products in the scores", ("loss_engine", "X", "C"),
+               ("newton_model", "C")),
     Capability("sorted_pairs", "weights per query x grade pair, so the pairwise loss is "
                "evaluated by sorting in O(n log n) without building the pairs",
-               ("loss_engine",)),
+               ("loss_engine",), ("newton_model",)),
     Capability("pair_samples", "explicit preference pairs with weights and margins to "
                "sample from", ("pairs", "pair_weight", "margin", "loss", "X", "C")),
     Capability("query_blocks", "a pairwise loss that splits into per-query blocks, each "
@@ -70,7 +81,7 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
                                                "C")),
     Capability("loss_subgradient", "a convex pairwise loss whose value and subgradient "
                "at any w come from one evaluation (the 1-slack cutting plane's oracle)",
-               ("evaluate_loss", "X", "C", "pair_weight")),
+               ("evaluate_loss", "X", "C", "pair_weight"), ("loss_cuts", "C")),
     Capability("cone_blocks", "a non-convex problem in a cone basis and per-pair "
                "coefficients whose two blocks are convex formulations (ConeRank)",
                ("folding_in", "basis_update", "random_start", "split", "join", "pairs",
@@ -108,7 +119,7 @@ def missing_capabilities(formulation: Any, needs: Iterable[str]) -> list[str]:
     out = []
     for name in needs:
         cap = CAPABILITIES[name]
-        if name not in offered or not all(_defines(formulation, m) for m in cap.methods):
+        if name not in offered or not cap.defined_by(formulation):
             out.append(name)
     return out
 

@@ -13,7 +13,6 @@ import pytest
 import cvxrank.cli.main as cli_main
 from cvxrank.data import make_synthetic, read_letor_fold, write_svmlight
 from cvxrank.errors import CvxrankError
-from cvxrank.experiments import backends
 from cvxrank.experiments.backends import plan_chunks
 from cvxrank.experiments.grid import Grid
 from cvxrank.experiments.letor import GridResult, run_letor_grid
@@ -288,7 +287,9 @@ def test_cli_bad_input_is_one_line_exit_2(cli, letor_dir, tmp_path, capsys, args
 
 def test_cli_no_scheduler_at_the_address(cli, letor_dir, capsys, monkeypatch) -> None:
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr(backends, "SCHEDULER_TIMEOUT", 1.0)
+    from cvxrank.distributed import cluster
+
+    monkeypatch.setattr(cluster, "SCHEDULER_TIMEOUT", 1.0)
     code = cli(["grid", "--method", "ranksvm", "--data", str(letor_dir), "--param", "C=1",
                 "--select", "map", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:9"])
     err = capsys.readouterr().err

@@ -24,7 +24,8 @@ for the package's ``__init__`` only: a new top-level module must be placed).
    ``zero_certificate``; below the solvers, which certify against references.
 6. **solvers**: ``solvers``, ``baselines``.
 7. **registry**: ``registry``, ``instances``.
-8. **verification and fitting**: ``verification``, ``fitting``.
+8. **verification and fitting**: ``verification``, ``fitting``, ``distributed`` (one fit
+   over data sharded across a Dask cluster, through ``fitting``).
 9. **estimators**.
 10. **plots**: generic trace figures; an experiment's figures live with the experiment.
 11. **experiment protocol**: the package ``experiments`` and its shared modules (tasks,
@@ -58,7 +59,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cvxrank.reference", "cvxrank.validate", "cvxrank.certify", "cvxrank.zero_certificate"),
     ("cvxrank.solvers", "cvxrank.baselines"),
     ("cvxrank.registry", "cvxrank.instances"),
-    ("cvxrank.verification", "cvxrank.fitting"),
+    ("cvxrank.verification", "cvxrank.fitting", "cvxrank.distributed"),
     ("cvxrank.estimators",),
     ("cvxrank.plots", "cvxrank.sandbox"),
     ("cvxrank.experiments",),

@@ -76,6 +76,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cvxrank.cli.common import (
@@ -231,6 +232,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_progress_flag(parser)
     parser.add_argument("--save-model", metavar="MODEL", default=None,
                         help="write the fitted model (JSON) to MODEL")
+    parser.add_argument("--backend", choices=("memory", "dask"), default="memory",
+                        help="memory (default): the data in this process; dask: one fit "
+                        "over shards on a Dask cluster, --train a glob of files (one shard "
+                        "each, read by the workers), RankSVM only")
+    parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                        help="worker processes of the local Dask cluster (--backend dask; "
+                        "default 2)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="address of a running Dask scheduler (--backend dask; its "
+                        "workers must see the training files; default: a local cluster)")
     add_data_format_options(parser)
     add_json_flag(parser)
     parser.set_defaults(func=run_fit)
@@ -239,18 +250,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_fit(args: argparse.Namespace) -> int:
     """The ``fit`` subcommand."""
     from cvxrank.certify import EvaluationTarget
-    from cvxrank.fitting import default_solver, fit_formulation
+    from cvxrank.fitting import fit_formulation
     from cvxrank.methods import get
     from cvxrank.metrics import get_preset
-    from cvxrank.trace import progress_printer
 
     method = get(args.method)
     loss = method.check_loss(args.loss)
     params, solver_options = method_parameters(method, args)
-    convention = get_preset(args.preset)  # an unknown preset fails before the (long) fit
+    get_preset(args.preset)  # an unknown preset fails before the (long) fit
+    if args.backend != "dask" and (args.workers is not None or args.scheduler is not None):
+        raise UsageError("--workers and --scheduler are options of --backend dask")
     if args.save_model:
         refuse_input(args.save_model, (args.train, args.test, args.query),
                      option="--save-model")
+    if args.backend == "dask":
+        from cvxrank.cli.sharded_fit import fit_on_shards
+
+        return fit_on_shards(args, loss, params, solver_options)
     reading = time.process_time()
     train, _, _ = load_data(args.train, args.format, args.query, args.read_cache)
     test = load_data(args.test, args.format, None, args.read_cache)[0] if args.test else None
@@ -260,21 +276,44 @@ def run_fit(args: argparse.Namespace) -> int:
     # The formulation and fit_formulation directly (what the estimators call), so that a
     # fit from the command line does not import scikit-learn (about 1 s of start-up).
     formulation = method.build(train, loss=loss, **params)
+    target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
+    run = fit_with_progress(args, loss, formulation, lambda options: fit_formulation(
+        formulation, certify=target, **options, **solver_options))
+    return report_fit(args, formulation, run, loss=loss, params=params,
+                      solver_options=solver_options, test=test, target=target,
+                      read_time=read_time, training=training, normalization=normalization)
+
+
+def fit_with_progress(args: argparse.Namespace, loss: str, formulation: Any,
+                      fit: Callable[..., Any]) -> Any:
+    """``fit(options)`` with the options of ``args`` (solver, tolerance, limits, model
+    radius) and, with ``--progress``, a progress line on stderr."""
+    from cvxrank.fitting import default_solver
+    from cvxrank.trace import progress_printer
+
     progress = progress_wanted(args)
     # resolved once, here: the progress line's unit and the fit both need it
     solver = default_solver(formulation) if args.solver.lower() == "auto" else args.solver
     unit = "pass" if solver.lower().startswith("stochastic") else "iteration"  # ConeRank's Alg. 1
     callback = (progress_printer(f"{args.method} {loss}", sys.stderr, unit=unit) if progress
                 else None)
-    target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
     try:
-        run = fit_formulation(formulation, solver, tol=args.tol, max_iter=args.max_iter,
-                              time_budget=args.time_budget, seed=0, callback=callback,
-                              certify=target, model_radius=args.model_radius or None,
-                              **solver_options)
+        return fit({"solver": solver, "tol": args.tol, "max_iter": args.max_iter,
+                    "time_budget": args.time_budget, "seed": 0, "callback": callback,
+                    "model_radius": args.model_radius or None})
     finally:
         if progress:
             sys.stderr.write("\n")
+
+
+def report_fit(args: argparse.Namespace, formulation: Any, run: Any, *, loss: str,
+               params: dict[str, Any], solver_options: dict[str, Any], test: Any, target: Any,
+               read_time: float, training: dict[str, Any], normalization: Normalization,
+               extra: dict[str, Any] | None = None) -> int:
+    """Print the fit's report (text or ``--json``), write ``--save-model`` after it has been
+    rendered, and return the exit code."""
+    from cvxrank.metrics import get_preset
+
     report: dict[str, Any] = {
         "method": args.method,
         "loss": loss,
@@ -288,9 +327,11 @@ def run_fit(args: argparse.Namespace) -> int:
         **({"cg_iterations": list(run.info["cg_iterations"])}
            if "cg_iterations" in run.info else {}),
         "peak_memory_mb": peak_memory_mb(),
+        **(extra or {}),
     }
     if test is not None:
-        report.update(test_report(formulation, run, test, target, convention, args))
+        report.update(test_report(formulation, run, test, target,
+                                  get_preset(args.preset), args))
     # the whole report is rendered before the model is written: a report that fails
     # leaves no model behind
     text = json_text(report) if args.json else format_report(report)
@@ -428,6 +469,12 @@ def format_report(report: dict[str, Any]) -> str:
         f"certified  gap {report['gap']:.3g} (relative {report['relative_gap']:.2e}), "
         f"||w - w*|| <= {report['w_radius']:.3g}",
     ]
+    if "time_split" in report:
+        split = report["time_split"]
+        lines.append(f"backend    {report['backend']}: {report['n_shards']} shards; compute "
+                     f"{split['compute_time']:.3f} s, communication "
+                     f"{split['communication_time']:.3f} s, master {split['master_time']:.3f} s "
+                     f"({split['shard_calls']} calls, {split['payload_bytes']:,} bytes)")
     if "test" in report:
         lines.append(f"test       {report['test']} (preset {report['preset']})")
         measures = [f"ndcg@{i}" for i in (1, 3, 5, 10) if i <= report["k"]] + ["map", "mrr"]

@@ -30,7 +30,6 @@ order.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -42,9 +41,6 @@ from cvxrank.threads import blas_threads as limit_blas
 
 #: The backends of :func:`run_tasks`.
 BACKENDS = ("sequential", "processes", "dask")
-
-#: Seconds to wait for a Dask scheduler given by address.
-SCHEDULER_TIMEOUT = 10.0
 
 Chunk = list[tuple[int, Any]]
 
@@ -205,29 +201,11 @@ def _run_processes(tasks: Sequence[Runnable], n_workers: int, scheduler: str | N
 def _run_dask(tasks: Sequence[Runnable], n_workers: int, scheduler: str | None,
               blas_threads: int | None,
               max_chunk: int | None) -> Iterator[list[tuple[int, Any]]]:
-    try:
-        import dask
-        from dask.distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise CvxrankError("the dask backend needs dask.distributed: pip install "
-                           "'cvxrank[dask]'") from None
-    cluster = None
-    if scheduler is None:
-        # Two of Dask's defaults slow these tasks down: the workers' statistical profiler
-        # (it samples the running thread every 10 ms), and MALLOC_TRIM_THRESHOLD_ in the
-        # workers' environment, which turns off glibc's adaptive mmap threshold so that every
-        # large numpy array is mapped and page-faulted afresh (PRSVM's fits took 2.5x longer).
-        with dask.config.set({"distributed.worker.profile.enabled": False,
-                              "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
-            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
-        client = Client(cluster)
-    else:
-        try:
-            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise CvxrankError(f"no Dask scheduler at {scheduler}: {exc}") from None
-    try:
+    from cvxrank.distributed.cluster import connect
+
+    with connect(scheduler, n_workers) as client:
+        from dask.distributed import as_completed
+
         if scheduler is not None:  # plan for the threads the cluster has
             n_workers = max(1, sum(client.nthreads().values()))
         chunks = plan_chunks(tasks, n_workers, max_chunk)
@@ -235,10 +213,6 @@ def _run_dask(tasks: Sequence[Runnable], n_workers: int, scheduler: str | None,
                    for chunk in chunks]
         for future in as_completed(futures):
             yield future.result()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 @dataclass(frozen=True)

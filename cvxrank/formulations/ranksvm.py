@@ -600,8 +600,7 @@ class RankSVM(PairwiseSVM):
         ev = self.evaluate_loss(w) if evaluation is None else evaluation
         if loss_gradient is None:
             loss_gradient = np.asarray(self._X.T @ ev.grad)
-        u = self.C * loss_gradient
-        return float(2.0 * self.C * ev.margin_hinge - 0.5 * (u @ u) - self.C * ev.value)
+        return squared_hinge_dual_bound(self.C, ev.value, ev.margin_hinge, loss_gradient)
 
     # -- cutting planes: the iteration bound and the exact finish (hinge) -------------------
     def total_pair_weight(self) -> float:
@@ -772,6 +771,17 @@ class RankSVM(PairwiseSVM):
         if self.loss != "hinge":
             lipschitz += 1.0 / (2.0 * self.C * float(self.pair_weight.min()))
         return lipschitz
+
+
+def squared_hinge_dual_bound(C: float, value: float, margin_hinge: float,
+                             loss_gradient: np.ndarray) -> float:
+    r"""The squared-hinge dual value at the KKT point of w, from the loss at :math:`Xw`:
+    :math:`D(\alpha(w)) = 2 C \sum_k c_k m_k \xi_k - \tfrac12 C^2 \|X^\top \partial L /
+    \partial s\|^2 - C L(Xw)` (:meth:`RankSVM.dual_value_at`), with ``value`` L(Xw),
+    ``margin_hinge`` :math:`\sum_k c_k m_k \xi_k` and ``loss_gradient``
+    :math:`X^\top \partial L / \partial s`; a lower bound on :math:`p^*`."""
+    u = C * loss_gradient
+    return float(2.0 * C * margin_hinge - 0.5 * (u @ u) - C * value)
 
 
 def _per_pair(values: np.ndarray | None, p: int, what: str, *, positive: bool) -> np.ndarray:

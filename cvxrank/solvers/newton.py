@@ -76,7 +76,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -84,6 +84,7 @@ import scipy.sparse as sp
 from cvxrank import tolerances
 from cvxrank.capabilities import require, solver, takes_options
 from cvxrank.data.scales import badly_scaled
+from cvxrank.formulations.pair_losses import LossEvaluation
 from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder
 
 #: Most features for which a Newton step may form the d x d Newton matrix instead of running
@@ -177,18 +178,15 @@ def solve_truncated_newton(
     f = formulation
     require(f, name, ENGINE_NEEDS[engine])
     rec = TraceRecorder(f, options)  # the clock starts: building A counts (PRSVM)
-    loss_engine = f.loss_engine(engine)
-    X, C = f.X, f.C
-    d = X.shape[1]
+    # a formulation whose data live elsewhere (sharded over a cluster) gives its own model
+    model = (f.newton_model(engine) if hasattr(f, "newton_model")
+             else LocalNewtonModel(f, engine))
+    C = f.C
+    d = model.n_features
     max_cg = max(50, 2 * d) if max_cg_iter is None else int(max_cg_iter)
     certified = "primal_certificate" in f.capabilities
-    # Jacobi preconditioning on badly scaled features only (on normalized ones the
-    # diagonal's products are wasted work)
-    scaled = badly_scaled(f.data)
-    columns = _Columns(X)
     w = np.zeros(d)
-    s = np.zeros(X.shape[0])
-    ev = loss_engine.evaluate(s)
+    ev = model.evaluation
     value = C * ev.value
     at_zero = None  # L(0) and ||X^T dL/ds||^2 at w = 0, for fitting.meaningful_C
     g0_norm = None
@@ -199,7 +197,7 @@ def solve_truncated_newton(
     gap_best = math.inf
     stalled = False
     while True:
-        loss_gradient = np.asarray(X.T @ ev.grad)
+        loss_gradient = model.loss_gradient()
         if at_zero is None:
             at_zero = (float(ev.value), float(loss_gradient @ loss_gradient))
         g = w + C * loss_gradient
@@ -213,36 +211,32 @@ def solve_truncated_newton(
         if g_norm == 0.0:
             continue
         g0_norm = g_norm if g0_norm is None else g0_norm
-        hessp = ev.hessp
 
-        def matvec(v: np.ndarray, hessp=hessp) -> tuple[np.ndarray, np.ndarray]:
-            xv = np.asarray(X @ v)
-            return v + C * np.asarray(X.T @ hessp(xv)), xv
+        def matvec(v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+            product, image = model.hessian_product(v)
+            return v + C * product, image
 
         explicit = (explicit_allowed and bool(cg_counts) and cg_counts[-1] >= d
                     and value - bound > EXPLICIT_GAP * abs(value))
-        x_dir = None  # X @ direction, when CG accumulated it
+        image = None  # X @ direction, when CG accumulated it
         if explicit:
-            direction, n_cg = _newton_system(X, columns, C, hessp, g), d
+            direction, n_cg = _newton_system(model.newton_matrix(), C, g), d
             explicit_steps += 1
         else:
-            diagonal = hessian_diagonal(columns, C, hessp) if scaled else None
-            direction, n_cg, x_dir = _conjugate_gradient(
+            diagonal = (1.0 + C * np.maximum(model.hessian_diagonal(), 0.0)
+                        if model.scaled else None)
+            direction, n_cg, image = _conjugate_gradient(
                 matvec, g, _forcing(g_norm / g0_norm, rec), max_cg, diagonal)
         cg_counts.append(n_cg)
         decrement = float(g @ direction)
         if not decrement > 0:  # CG returned no descent direction: fall back to the gradient
-            direction, decrement, x_dir = g, g_norm * g_norm, None
-        if x_dir is None or scaled:
-            # (on badly scaled features the image summed over CG's steps loses the digits
-            # that the product keeps)
-            x_dir = np.asarray(X @ direction)
+            direction, decrement, image = g, g_norm * g_norm, None
+        model.set_direction(direction, image)
         t = 1.0
         while True:
             w_new = w - t * direction
-            s_new = s - t * x_dir
-            ev_new = loss_engine.evaluate(s_new)
-            value_new = 0.5 * float(w_new @ w_new) + C * ev_new.value
+            trial = model.try_step(w_new, t)
+            value_new = 0.5 * float(w_new @ w_new) + C * trial.value
             if value_new <= value - ARMIJO * t * decrement:
                 break
             t *= 0.5
@@ -259,12 +253,13 @@ def solve_truncated_newton(
             stalled = True
             break
         k += 1
-        w, s, ev, value = w_new, s_new, ev_new, value_new
+        model.accept()
+        w, ev, value = w_new, trial, value_new
         steps.append(t)
         if explicit and t < 1.0:  # the exact step overshot: truncated CG from here on
             explicit_allowed = False
     info = {"cg_iterations": cg_counts, "steps": steps, "engine": engine, "stalled": stalled,
-            "explicit_steps": explicit_steps, "loss_at_zero": at_zero}
+            "explicit_steps": explicit_steps, "loss_at_zero": at_zero, **model.info()}
     if not stalled:
         return rec.result(w, None, k, name, **info)
     # The last record was at this w: its certificate met tol, or not.
@@ -275,6 +270,105 @@ def solve_truncated_newton(
         ("converged" if converged else "stopped") + ": the line search found no decrease "
         "representable in floating point" + ("" if converged else
         f" before the tolerance was met (relative gap {run.relative_gap:.2e})")))
+
+
+class NewtonModel(Protocol):
+    r"""What :func:`solve_truncated_newton` asks of the loss term :math:`L(Xw)` at its
+    iterate: the data may be in memory (:class:`LocalNewtonModel`) or sharded by query
+    over a cluster (:class:`cvxrank.distributed.newton.ShardedNewtonModel`), where each
+    method is a sum of per-shard terms.
+
+    Attributes
+    ----------
+    n_features : int
+    scaled : bool
+        Whether CG is preconditioned by the Newton system's diagonal
+        (:func:`cvxrank.data.scales.badly_scaled`).
+    evaluation : LossEvaluation
+        The loss at the iterate (its ``value`` and ``margin_hinge`` at least).
+    """
+
+    n_features: int
+    scaled: bool
+    evaluation: LossEvaluation
+
+    def loss_gradient(self) -> np.ndarray:
+        r""":math:`X^\top \partial L / \partial s` at the iterate."""
+
+    def hessian_product(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        r""":math:`X^\top H_L X v` at the iterate, and :math:`X v` (None when not kept)."""
+
+    def hessian_diagonal(self) -> np.ndarray:
+        r"""The diagonal of :math:`X^\top H_L X` at the iterate."""
+
+    def newton_matrix(self) -> np.ndarray:
+        r""":math:`X^\top H_L X` (d x d) at the iterate."""
+
+    def set_direction(self, direction: np.ndarray, image: np.ndarray | None) -> None:
+        """The Newton direction of the coming line search, and its image under X as CG
+        accumulated it (None: none)."""
+
+    def try_step(self, w_new: np.ndarray, t: float) -> LossEvaluation:
+        """The loss at the trial point ``w_new = w - t * direction``."""
+
+    def accept(self) -> None:
+        """Make the last trial point the iterate."""
+
+    def info(self) -> dict[str, Any]:
+        """What the run's ``info`` adds from the model (a sharded one: its clocks)."""
+
+
+class LocalNewtonModel:
+    """The :class:`NewtonModel` of a formulation in memory: ``X`` and its loss engine
+    (``engine``: ``"sorted"``, PRSVM+, or ``"pairs"``, PRSVM); the scores ``s = X w`` are
+    kept, and a trial point's are ``s - t X direction`` (one product with X per Newton
+    step, none per line-search trial)."""
+
+    def __init__(self, formulation: Any, engine: str) -> None:
+        self._X = formulation.X
+        self._engine = formulation.loss_engine(engine)
+        self.n_features = int(self._X.shape[1])
+        # Jacobi preconditioning on badly scaled features only (on normalized ones the
+        # diagonal's products are wasted work)
+        self.scaled = badly_scaled(formulation.data)
+        self._columns = _Columns(self._X)
+        self._s = np.zeros(self._X.shape[0])
+        self.evaluation = self._engine.evaluate(self._s)
+        self._x_dir: np.ndarray | None = None
+        self._trial: tuple[np.ndarray, LossEvaluation] | None = None
+
+    def loss_gradient(self) -> np.ndarray:
+        return np.asarray(self._X.T @ self.evaluation.grad)
+
+    def hessian_product(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        xv = np.asarray(self._X @ v)
+        return np.asarray(self._X.T @ self.evaluation.hessp(xv)), xv
+
+    def hessian_diagonal(self) -> np.ndarray:
+        return hessian_diagonal(self._columns, self.evaluation.hessp)
+
+    def newton_matrix(self) -> np.ndarray:
+        return newton_matrix(self._X, self._columns, self.evaluation.hessp)
+
+    def set_direction(self, direction: np.ndarray, image: np.ndarray | None) -> None:
+        if image is None or self.scaled:
+            # (on badly scaled features the image summed over CG's steps loses the digits
+            # that the product keeps)
+            image = np.asarray(self._X @ direction)
+        self._x_dir = image
+
+    def try_step(self, w_new: np.ndarray, t: float) -> LossEvaluation:
+        s_new = self._s - t * self._x_dir
+        trial = self._engine.evaluate(s_new)
+        self._trial = (s_new, trial)
+        return trial
+
+    def accept(self) -> None:
+        self._s, self.evaluation = self._trial
+        self._trial = None
+
+    def info(self) -> dict[str, Any]:
+        return {}
 
 
 def _forcing(ratio: float, rec: TraceRecorder) -> float:
@@ -313,13 +407,14 @@ class _Columns:
         return column
 
 
-def hessian_diagonal(columns: Sequence[np.ndarray], C: float, hessp: Any) -> np.ndarray:
-    r"""The diagonal of the Newton system :math:`H = I + C X^\top H_L X`, the Jacobi
-    preconditioner of CG: :math:`H_{jj} = 1 + C\, x_j^\top H_L x_j` for each column
+def hessian_diagonal(columns: Sequence[np.ndarray], hessp: Any) -> np.ndarray:
+    r"""The diagonal of :math:`X^\top H_L X`, :math:`x_j^\top H_L x_j` for each column
     :math:`x_j` of ``columns`` (:class:`_Columns`, or any sequence of the columns; d
-    products with :math:`H_L`, O(nd) in all, about one Hessian product).
+    products with :math:`H_L`, O(nd) in all, about one Hessian product). The Newton system
+    :math:`H = I + C X^\top H_L X` has the diagonal :math:`1 + C x_j^\top H_L x_j`, the
+    Jacobi preconditioner of CG.
 
-    Preconditioning CG by this diagonal is CG on the column-scaled system
+    Preconditioning CG by that diagonal is CG on the column-scaled system
     :math:`D^{-1/2} H D^{-1/2}`: the Newton direction no longer depends on the scale of a
     feature (a raw count beside normalized features puts a 1e16 spread on the diagonal of
     H, where plain CG stalls), as in LIBLINEAR's preconditioned trust-region Newton
@@ -329,18 +424,24 @@ def hessian_diagonal(columns: Sequence[np.ndarray], C: float, hessp: Any) -> np.
     for j in range(diag.size):
         column = columns[j]
         diag[j] = column @ hessp(column)
-    return 1.0 + C * np.maximum(diag, 0.0)
+    return diag
 
 
-def _newton_system(X: Any, columns: _Columns, C: float, hessp: Any,
-                   g: np.ndarray) -> np.ndarray:
-    r"""The Newton direction :math:`H^{-1} g` with :math:`H = I + C X^\top H_L X` formed
-    column by column (d Hessian products, one column of X at a time) and solved by
-    Cholesky; :func:`numpy.linalg.lstsq` if rounding left H not positive definite."""
+def newton_matrix(X: Any, columns: Sequence[np.ndarray], hessp: Any) -> np.ndarray:
+    r""":math:`X^\top H_L X` formed column by column (d Hessian products, one column of X
+    at a time, from ``columns``: :class:`_Columns`)."""
     d = X.shape[1]
-    H = np.eye(d)
+    matrix = np.empty((d, d))
     for j in range(d):
-        H[:, j] += C * np.asarray(X.T @ hessp(columns[j]))
+        matrix[:, j] = np.asarray(X.T @ hessp(columns[j]))
+    return matrix
+
+
+def _newton_system(matrix: np.ndarray, C: float, g: np.ndarray) -> np.ndarray:
+    r"""The Newton direction :math:`H^{-1} g` with :math:`H = I + C M`, ``matrix`` M
+    :math:`= X^\top H_L X` (formed column by column: d Hessian products), solved by
+    Cholesky; :func:`numpy.linalg.lstsq` if rounding left H not positive definite."""
+    H = np.eye(matrix.shape[0]) + C * matrix
     H = 0.5 * (H + H.T)
     try:
         factor = np.linalg.cholesky(H)
@@ -359,7 +460,8 @@ def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float, maxiter: int,
     ``matvec(v)`` returns ``(A v, M v)``, where M is a linear map whose image of the solution
     the caller needs (the Newton step's change of the scores, ``X x``, which the product
     ``A v = v + C X^T H_L X v`` computes on the way): ``M x`` is accumulated from the
-    ``M p`` of the steps, so it costs no product with X.
+    ``M p`` of the steps, so it costs no product with X. ``M v`` may be None (no image
+    wanted: sharded data, whose scores stay on the workers).
 
     Returns
     -------
@@ -392,7 +494,9 @@ def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float, maxiter: int,
             return x, iteration + 1, image
         alpha = rho / curvature
         x += alpha * p
-        if image is None:
+        if mapped is None:  # a matvec that gives no image (sharded data)
+            pass
+        elif image is None:
             image = alpha * mapped
         else:
             image += alpha * mapped

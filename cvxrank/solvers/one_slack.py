@@ -340,5 +340,7 @@ def solve_one_slack(
     # matrix-vector products of d = tens of columns: a second BLAS thread only waits (on 2
     # shared cores it made the five OHSUMED folds' fits 2-4x slower)
     with blas_threads(1):
-        return run_cutting_plane(f, options, loss_cuts(f), n_blocks=1, kappa=float(f.C),
+        # a formulation whose data live elsewhere (sharded over a cluster) gives its oracle
+        oracle = f.loss_cuts() if hasattr(f, "loss_cuts") else loss_cuts(f)
+        return run_cutting_plane(f, options, oracle, n_blocks=1, kappa=float(f.C),
                                  master=master, name="1-slack", finish=polish)

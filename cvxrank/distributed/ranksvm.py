@@ -1,0 +1,340 @@
+r"""RankSVM on sharded data: the same solvers and certificates, every sum computed where its
+shard lives.
+
+:class:`ShardedRankSVM` is the :class:`~cvxrank.formulations.ranksvm.RankSVM` objective of
+a :class:`~cvxrank.distributed.shards.ShardedRankingData`. It holds one RankSVM per shard
+on the workers and offers the client the same contract as an in-memory formulation, so
+that :func:`cvxrank.fitting.fit_formulation` runs the usual solvers on it, with the usual
+stopping tests, certificates (the certified gap and the model radius :math:`\|w - w^*\|
+\le r`) and measures certified on a test set:
+
+* **PRSVM+ and PRSVM** (squared hinge, Huber; :mod:`cvxrank.solvers.newton`) through
+  :class:`ShardedNewtonModel`: the loss value, the margin-weighted hinge sum of the
+  squared-hinge dual certificate and :math:`X^\top \partial L/\partial s` in one call per
+  point, then one call per Hessian-vector product :math:`X^\top H_L X v` (or per Jacobi
+  diagonal, or per Newton matrix); each call sends w (and v) to every shard and sums the
+  d numbers (d x d for the Newton matrix) they return. CG, the line search and the
+  certificate run on the client.
+* **The 1-slack cutting plane** (hinge; :mod:`cvxrank.solvers.one_slack`): the oracle at w
+  is the sum of the shards' losses and subgradients; the master QP stays on the client.
+  The exact finish takes each shard's margin band (the pairs near their margin, and sums
+  over those below it) and solves the merged band on the client: any split of the pairs
+  gives a feasible dual point, so its bound is certified whatever each shard's band.
+
+The sums are the in-memory solver's sums in another order: the optimum is the same to
+rounding, the iterates differ in their last digits. :func:`fit_sharded` adds the time
+split of the run (compute on the workers, communication, master on the client) to the
+run's ``info``.
+
+References
+----------
+.. [1] O. Chapelle and S. S. Keerthi, "Efficient algorithms for ranking with SVMs",
+   Information Retrieval 13, 2010, eqs. (1), (3), (5)-(7).
+.. [2] T. Joachims, "Training linear SVMs in linear time", KDD 2006.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cvxrank.cuts import QueryCuts
+from cvxrank.data.scales import badly_scaled, magnitude_limit
+from cvxrank.distributed import tasks
+from cvxrank.distributed.shards import ShardedRankingData
+from cvxrank.errors import UsageError
+from cvxrank.formulations.base import HyperParameter, Objective
+from cvxrank.formulations.ranksvm import GradeTable, MarginBand, squared_hinge_dual_bound
+from cvxrank.methods import PAIR_LOSSES
+from cvxrank.tolerances import C_RANGE
+from cvxrank.trace import Run
+
+
+@dataclass(frozen=True)
+class LossSums:
+    """The loss of all shards at one point: its value, margin-weighted hinge sum and
+    :math:`X^\\top \\partial L / \\partial s` (what the Newton loop and its certificate read
+    of an evaluation)."""
+
+    value: float
+    margin_hinge: float
+    gradient: np.ndarray
+
+
+class ShardedRankSVM(Objective):
+    """The RankSVM primal :math:`\\tfrac12\\|w\\|^2 + C \\sum_k L_k(X_k w)` over query-aligned
+    shards (module docstring).
+
+    Parameters
+    ----------
+    data : ShardedRankingData
+    C : float
+        Loss weight, as :class:`~cvxrank.formulations.ranksvm.RankSVM`'s.
+    loss : {"hinge", "squared_hinge", "huber"}
+    level_weight, level_margin : mapping or callable, optional
+        Structured weights and margins per pair of grades, as RankSVM's (picklable: they
+        are sent to the workers). Per-query weights and explicit per-pair weights are not
+        offered on shards.
+
+    Attributes
+    ----------
+    name : str
+        ``"ranksvm-<loss>"``, the in-memory formulation's: the solvers, the registry and
+        the reports treat it as that formulation.
+    capabilities : frozenset of str
+        ``loss_subgradient`` (the 1-slack); ``margin_band`` (hinge: the exact finish);
+        ``pairwise_newton`` and ``sorted_pairs`` (squared hinge, Huber: PRSVM and
+        PRSVM+); ``primal_certificate`` (squared hinge).
+    clock : dict
+        Seconds since the last :meth:`reset_clock`: ``compute_time`` (the slowest shard's
+        compute, summed over calls: the critical path on the workers),
+        ``communication_time`` (each call's wall time less that), ``shard_calls`` and
+        ``payload_bytes`` (the arrays sent to and returned by the workers).
+
+    Raises
+    ------
+    ValueError
+        For C outside :data:`cvxrank.tolerances.C_RANGE`, an unknown loss.
+    UsageError
+        For data without preference pairs, or features whose squares overflow.
+    """
+
+    strong_convexity = 1.0
+
+    def __init__(self, data: ShardedRankingData, *, C: float = 1.0, loss: str = "hinge",
+                 level_weight: GradeTable | None = None,
+                 level_margin: GradeTable | None = None) -> None:
+        if loss not in PAIR_LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(PAIR_LOSSES)}; got {loss!r}")
+        C = float(C)
+        low, high = C_RANGE
+        if not (np.isfinite(C) and low <= C <= high):
+            raise ValueError(f"C must be in [{low:g}, {high:g}] (cvxrank.tolerances.C_RANGE), "
+                             f"got {C:g}")
+        if data.n_pairs == 0:
+            raise UsageError(f"{data.source}: no query has documents of two different grades, "
+                             "so there are no preference pairs")
+        scales = data.column_scales
+        limit = magnitude_limit(data.n_documents, data.n_features)
+        if scales.size and float(scales.max()) > limit:
+            j = int(np.argmax(scales))
+            raise UsageError(f"feature {j + 1} reaches {scales[j]:.3g}: squares of features "
+                             f"this large overflow float64 sums; rescale the features")
+        self.data = data  # type: ignore[assignment]  (the shards, not a RankingData)
+        self._hyper = {"C": HyperParameter("C", C)}
+        self._derived = {}
+        self.loss = loss
+        self.name = f"ranksvm-{loss}"
+        capabilities = {"loss_subgradient"}
+        if loss == "hinge":
+            capabilities.add("margin_band")
+        else:
+            capabilities |= {"pairwise_newton", "sorted_pairs"}
+        if loss == "squared_hinge":
+            capabilities.add("primal_certificate")
+        self.capabilities = frozenset(capabilities)
+        client = data.client
+        self._shards = client.map(tasks.shard, data.futures, C=C, loss=loss,
+                                  level_weight=level_weight, level_margin=level_margin,
+                                  pure=False)
+        self.clock: dict[str, float] = {}
+        self.reset_clock()
+
+    @property
+    def C(self) -> float:  # noqa: N802 (the papers' name)
+        """Current value of C."""
+        return self._hyper["C"].value
+
+    def set_params(self, **values: float) -> None:
+        """Refused: the shards' formulations are built with their C (make a new one)."""
+        raise UsageError("a sharded formulation's parameters are fixed; build a new one")
+
+    def sizes(self) -> dict[str, int]:
+        """``n_dual`` and ``n_pairs`` (the preference pairs of all shards), ``n_shards``."""
+        return {"n_dual": self.data.n_pairs, "n_pairs": self.data.n_pairs,
+                "n_shards": self.data.n_shards}
+
+    # -- calls on the shards ----------------------------------------------------------------
+    def reset_clock(self) -> None:
+        """Zero :attr:`clock`."""
+        self.clock = {"compute_time": 0.0, "communication_time": 0.0, "shard_calls": 0,
+                      "payload_bytes": 0}
+
+    def map(self, function: Callable[..., Any], *args: Any) -> list[Any]:
+        """``function(shard, *args)`` on every shard's formulation, where it lives; the
+        results in shard order. The call's wall time is split into the slowest shard's
+        compute (a result's ``seconds``, or its second element) and communication."""
+        client = self.data.client
+        started = time.perf_counter()
+        futures = [client.submit(function, shard, *args, pure=False) for shard in self._shards]
+        results = client.gather(futures)
+        wall = time.perf_counter() - started
+        seconds = [r.seconds if isinstance(r, tasks.Terms) else r[1] for r in results]
+        compute = max(seconds)
+        sent = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) * len(futures)
+        returned = sum(r.vector.nbytes for r in results
+                       if isinstance(r, tasks.Terms) and r.vector is not None)
+        self.clock["compute_time"] += compute
+        self.clock["communication_time"] += max(wall - compute, 0.0)
+        self.clock["shard_calls"] += 1
+        self.clock["payload_bytes"] += sent + returned
+        return results
+
+    def sum_terms(self, function: Callable[..., tasks.Terms], *args: Any
+                  ) -> tuple[float, float, np.ndarray]:
+        """The sums over shards of ``function``'s :class:`~cvxrank.distributed.tasks.Terms`:
+        value, margin-weighted hinge sum and vector (zeros where every shard has none)."""
+        results = self.map(function, *args)
+        value = float(sum(r.value for r in results))
+        margin_hinge = float(sum(r.margin_hinge for r in results))
+        vectors = [r.vector for r in results if r.vector is not None]
+        total = vectors[0].copy()
+        for vector in vectors[1:]:
+            total += vector
+        return value, margin_hinge, total
+
+    def loss_sums(self, w: np.ndarray, engine: str = "auto") -> LossSums:
+        """The loss of every shard at ``w``, summed (:class:`LossSums`)."""
+        value, margin_hinge, gradient = self.sum_terms(
+            tasks.loss, engine, np.asarray(w, dtype=np.float64))
+        return LossSums(value, margin_hinge, gradient)
+
+    # -- the objective ----------------------------------------------------------------------
+    def primal_value(self, w: np.ndarray) -> float:
+        """P(w), summed over the shards."""
+        w = np.asarray(w, dtype=np.float64)
+        return float(0.5 * (w @ w) + self.C * self.loss_sums(w).value)
+
+    def dual_value_at(self, w: np.ndarray, evaluation: LossSums | None = None,
+                      loss_gradient: np.ndarray | None = None) -> float:
+        """The squared-hinge dual value at the KKT point of ``w``
+        (:func:`~cvxrank.formulations.ranksvm.squared_hinge_dual_bound`), else NaN."""
+        if self.loss != "squared_hinge":
+            return float("nan")
+        sums = self.loss_sums(w) if evaluation is None else evaluation
+        gradient = sums.gradient if loss_gradient is None else loss_gradient
+        return squared_hinge_dual_bound(self.C, sums.value, sums.margin_hinge, gradient)
+
+    def newton_model(self, engine: str) -> ShardedNewtonModel:
+        """The :class:`~cvxrank.solvers.newton.NewtonModel` of PRSVM (``"pairs"``) or
+        PRSVM+ (``"sorted"``) on the shards."""
+        return ShardedNewtonModel(self, engine)
+
+    def loss_cuts(self) -> Callable[[np.ndarray], QueryCuts]:
+        r"""The 1-slack oracle (:func:`cvxrank.solvers.one_slack.loss_cuts`) on the shards:
+        :math:`R(v) \ge c - g^\top v` with the loss and :math:`g = -X^\top \partial_s R`
+        summed."""
+
+        def oracle(w: np.ndarray) -> QueryCuts:
+            sums = self.loss_sums(w)
+            g = -sums.gradient
+            return QueryCuts(loss=np.array([sums.value]), offset=np.array([sums.value + g @ w]),
+                             gradient=g[None, :])
+
+        return oracle
+
+    def margin_band(self, w: np.ndarray, radii: Sequence[float], *,
+                    max_pairs: int = 100_000) -> MarginBand | None:
+        """The hinge pairs near their margin at ``w`` (:meth:`~cvxrank.formulations.
+        ranksvm.RankSVM.margin_band`), each shard's band for the widest of ``radii`` whose
+        window fits ``max_pairs``, merged; None when a shard's does not fit. The merged
+        ``radius`` is the smallest of the shards'."""
+        if self.loss != "hinge":
+            raise ValueError(f"{self.name}: the margin band is the hinge loss's")
+        found = self.map(tasks.band, np.asarray(w, dtype=np.float64),
+                         [float(r) for r in radii], int(max_pairs))
+        bands = [band for band, _ in found]
+        if any(band is None for band in bands):
+            return None
+        return MarginBand(
+            radius=min(band.radius for band in bands),
+            difference=np.concatenate([band.difference for band in bands]),
+            margin=np.concatenate([band.margin for band in bands]),
+            weight=np.concatenate([band.weight for band in bands]),
+            violated_sum=np.sum([band.violated_sum for band in bands], axis=0),
+            violated_margin=float(sum(band.violated_margin for band in bands)))
+
+
+class ShardedNewtonModel:
+    """The :class:`~cvxrank.solvers.newton.NewtonModel` of :class:`ShardedRankSVM`: the
+    iterate's loss and gradient come in one call to the shards, each Hessian product,
+    diagonal or Newton matrix in one more, each trial point of the line search in one more
+    (its scores from the iterate's, :meth:`cvxrank.distributed.tasks.Shard.trial`). The
+    calls name the points by w: what the workers keep of them is a cache, re-evaluated
+    from the shard when lost (:mod:`cvxrank.distributed.tasks`)."""
+
+    def __init__(self, objective: ShardedRankSVM, engine: str) -> None:
+        self._f = objective
+        self._engine = engine
+        self.n_features = objective.data.n_features
+        self.scaled = badly_scaled(objective.data)  # type: ignore[arg-type]
+        self._w = np.zeros(self.n_features)
+        self.evaluation = objective.loss_sums(self._w, engine)
+        self._trial: tuple[np.ndarray, LossSums] | None = None
+        self._direction = np.zeros(self.n_features)
+
+    def loss_gradient(self) -> np.ndarray:
+        return self.evaluation.gradient
+
+    def hessian_product(self, v: np.ndarray) -> tuple[np.ndarray, None]:
+        return self._f.sum_terms(tasks.hessian_product, self._engine,
+                                 self._w, np.asarray(v, dtype=np.float64))[2], None
+
+    def hessian_diagonal(self) -> np.ndarray:
+        return self._f.sum_terms(tasks.diagonal, self._engine, self._w)[2]
+
+    def newton_matrix(self) -> np.ndarray:
+        return self._f.sum_terms(tasks.matrix, self._engine, self._w)[2]
+
+    def set_direction(self, direction: np.ndarray, image: np.ndarray | None) -> None:
+        self._direction = np.asarray(direction, dtype=np.float64)
+
+    def try_step(self, w_new: np.ndarray, t: float) -> LossSums:
+        w_new = np.array(w_new, dtype=np.float64)
+        value, margin_hinge, gradient = self._f.sum_terms(
+            tasks.trial_loss, self._engine, self._w, self._direction, float(t), w_new)
+        trial = LossSums(value, margin_hinge, gradient)
+        self._trial = (w_new, trial)
+        return trial
+
+    def accept(self) -> None:
+        self._w, self.evaluation = self._trial
+        self._trial = None
+
+    def info(self) -> dict[str, Any]:
+        return {}
+
+
+def fit_sharded(objective: ShardedRankSVM, solver: str = "auto", **options: Any) -> Run:
+    """:func:`cvxrank.fitting.fit_formulation` on the shards, with the run's time split in
+    its ``info``: ``compute_time``, ``communication_time`` and ``master_time`` (the rest of
+    the solver's clock: the client's CG, line search, master QP and certificates), and
+    ``shard_calls``, ``payload_bytes``, ``n_shards``.
+
+    Parameters
+    ----------
+    objective : ShardedRankSVM
+    solver : str
+        ``"auto"`` (PRSVM+ for the squared hinge and Huber, the 1-slack for the hinge),
+        ``"prsvm+"``, ``"prsvm"`` or ``"1-slack"``.
+    **options
+        :func:`~cvxrank.fitting.fit_formulation`'s (``tol``, ``max_iter``, ``time_budget``,
+        ``callback``, ``certify``, ``model_radius``, the solver's own options).
+
+    Raises
+    ------
+    CapabilityError
+        For a solver that needs what shards do not offer (a dual solver's pairs).
+    """
+    from cvxrank.fitting import fit_formulation
+
+    objective.reset_clock()
+    run = fit_formulation(objective, solver, **options)
+    clock = dict(objective.clock)
+    clock["master_time"] = max(run.time - clock["compute_time"] - clock["communication_time"],
+                               0.0)
+    return run.replace(info={**clock, "n_shards": objective.data.n_shards})
