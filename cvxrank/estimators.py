@@ -122,10 +122,7 @@ class LinearRanker(BaseEstimator):
         X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True,
                          ensure_min_samples=2, estimator=self)
         data = RankingData.from_arrays(X, y, **_queries(X.shape[0], qid, group))
-        formulation = self._formulation(data)
-        run = fit_formulation(formulation, self._solver_name(), tol=self.tol,
-                              max_iter=self._max_iter(), seed=self._seed(),
-                              **self._solver_options())
+        formulation, run = self._fit_data(data)
         if not run.finished:
             warnings.warn(f"{type(self).__name__}: {run.solver} stopped with status "
                           f"{run.status.value} ({run.message}); the model is its last "
@@ -144,6 +141,14 @@ class LinearRanker(BaseEstimator):
         sizes = formulation.sizes()
         self.n_pairs_ = sizes.get("n_pairs", sizes.get("n_dual"))
         return self
+
+    def _fit_data(self, data: RankingData) -> tuple[Objective, Run]:
+        """The formulation of ``data`` and its run (:func:`~cvxrank.fitting.fit_formulation`
+        with the estimator's solver and options)."""
+        formulation = self._formulation(data)
+        return formulation, fit_formulation(formulation, self._solver_name(), tol=self.tol,
+                                            max_iter=self._max_iter(), seed=self._seed(),
+                                            **self._solver_options())
 
     def _solver_name(self) -> str:
         """The solver :func:`~cvxrank.fitting.fit_formulation` runs (``solver``)."""
@@ -307,7 +312,31 @@ class MethodRanker(LinearRanker):
         return get(self.method).build(data, loss=self.loss, C=self.C)
 
 
-class RankSVMRanker(LinearRanker):
+class _PairwiseRanker(LinearRanker):
+    """The parameters of the pairwise SVM rankers (:class:`RankSVMRanker`,
+    :class:`IRSVMRanker`, :class:`RankMMRanker`), fitted in memory."""
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        loss: str = "squared_hinge",
+        solver: str = "auto",
+        tol: float | None = None,
+        max_iter: int | None = None,
+        max_pairs: int = DEFAULT_MAX_PAIRS,
+    ) -> None:
+        self.C = C
+        self.loss = loss
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_pairs = max_pairs
+
+    def _formulation(self, data: RankingData) -> Formulation:
+        return RankSVM(data, C=self.C, loss=self.loss, max_pairs=self.max_pairs)
+
+
+class RankSVMRanker(_PairwiseRanker):
     """Ranking SVM (Herbrich et al.; Joachims) on all preference pairs of each query.
 
     .. math::
@@ -333,6 +362,19 @@ class RankSVMRanker(LinearRanker):
         Iteration limit of a hand-written solver.
     max_pairs : int
         Refuse data sets with more preference pairs than this.
+    backend : {"memory", "dask"}, default "memory"
+        ``"dask"``: one fit over the data split by query into ``n_shards`` shards on a Dask
+        cluster (:mod:`cvxrank.distributed`; PRSVM+, PRSVM or the 1-slack, with the same
+        certificates); the fitted attributes are those of an in-memory fit, and
+        ``fit_result_.info`` splits its time into ``compute_time``,
+        ``communication_time`` and ``master_time``.
+    n_shards : int, optional
+        Shards of a Dask fit (default: twice the workers).
+    scheduler : str, optional
+        Address of a running Dask scheduler (``tcp://host:8786``); None: a local cluster of
+        ``workers`` processes started for the fit.
+    workers : int, default 2
+        Worker processes of that local cluster.
 
     References
     ----------
@@ -349,19 +391,37 @@ class RankSVMRanker(LinearRanker):
         tol: float | None = None,
         max_iter: int | None = None,
         max_pairs: int = DEFAULT_MAX_PAIRS,
+        backend: str = "memory",
+        n_shards: int | None = None,
+        scheduler: str | None = None,
+        workers: int = 2,
     ) -> None:
-        self.C = C
-        self.loss = loss
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.max_pairs = max_pairs
+        super().__init__(C=C, loss=loss, solver=solver, tol=tol, max_iter=max_iter,
+                         max_pairs=max_pairs)
+        self.backend = backend
+        self.n_shards = n_shards
+        self.scheduler = scheduler
+        self.workers = workers
 
-    def _formulation(self, data: RankingData) -> Formulation:
-        return RankSVM(data, C=self.C, loss=self.loss, max_pairs=self.max_pairs)
+    def _fit_data(self, data: RankingData) -> tuple[Objective, Run]:
+        """In memory, or on Dask shards (``backend="dask"``: :func:`cvxrank.distributed.
+        fit_sharded`)."""
+        if self.backend not in ("memory", "dask"):
+            raise ValueError(f"backend must be 'memory' or 'dask', got {self.backend!r}")
+        if self.backend == "memory":
+            return super()._fit_data(data)
+        from cvxrank.distributed import ShardedRankingData, ShardedRankSVM, connect, fit_sharded
+
+        with connect(self.scheduler, self.workers) as client:
+            shards = ShardedRankingData.from_data(data, client,
+                                                  self.n_shards or 2 * self.workers)
+            formulation = ShardedRankSVM(shards, C=self.C, loss=self.loss)
+            return formulation, fit_sharded(formulation, self._solver_name(), tol=self.tol,
+                                            max_iter=self._max_iter(),
+                                            **self._solver_options())
 
 
-class IRSVMRanker(RankSVMRanker):
+class IRSVMRanker(_PairwiseRanker):
     """IR SVM (Cao et al. 2006; Li 2011, Sect. 4.2): RankSVM with pair weights tau_k mu_q.
 
     .. math::
@@ -499,7 +559,7 @@ class OrdinalSVMRanker(LinearRanker):
                                   self.classes_)
 
 
-class RankMMRanker(RankSVMRanker):
+class RankMMRanker(_PairwiseRanker):
     r"""RankMM-1/2/3 (Agarwal & Collins 2010): query-level losses of the relevance-weighted hinge.
 
     For m training queries (every query of the data, with preference pairs or not), the

@@ -51,7 +51,8 @@ def test_params_clone_and_score(data) -> None:
     model = RankSVMRanker(C=2.0, loss="hinge", max_pairs=10_000)
     assert model.get_params() == {
         "C": 2.0, "loss": "hinge", "solver": "auto", "tol": None, "max_iter": None,
-        "max_pairs": 10_000,
+        "max_pairs": 10_000, "backend": "memory", "n_shards": None, "scheduler": None,
+        "workers": 2,
     }
     copy = clone(model).set_params(C=0.1)
     assert copy.C == 0.1 and model.C == 2.0

@@ -7,6 +7,7 @@ Usage::
                 [--time-budget SECONDS] [--model-radius FRACTION] [--require-converged]
                 [--preset letor3] [--k 10]
                 [--normalize none|zscore|minmax|query-minmax] [--save-model MODEL.json]
+                [--backend memory|dask [--workers N | --scheduler ADDRESS]]
                 [--progress] [--json]
 
 Every method of :data:`cvxrank.methods.METHODS` is fitted the same way: its formulation is
@@ -52,6 +53,17 @@ data files), ``cg_iterations`` (PRSVM and PRSVM+: Hessian products per Newton st
 with the training set's statistics, which map the ``--test`` file too (and any data the
 saved model scores); ``query-minmax`` inside each query (LETOR's QueryLevelNorm, no
 statistics). The default ``none`` keeps them as given.
+
+``--backend dask`` fits RankSVM (any of its losses) over shards on a Dask cluster
+(:mod:`cvxrank.distributed`; ``--scheduler ADDRESS`` or a local cluster of ``--workers``
+processes): ``--train`` is a glob of files (or one file), each one shard of whole queries
+(a query id in two files is refused), read by the workers, so no training file passes
+through this process. The solvers, stopping tests and certificates are the in-memory
+fit's, and the report, JSON and model file have its form, with ``backend``, ``n_shards``
+and ``time_split`` (``compute_time``, ``communication_time``, ``master_time`` seconds of
+the solver clock, ``shard_calls``, ``payload_bytes``) added; ``read_time`` is then the
+wall time of reading the shards on the workers. ``--normalize`` other than none and
+``--query`` are refused with it.
 
 ``--save-model`` writes the model file of :mod:`cvxrank.model_file` (JSON: the method, its
 loss and parameters, the feature count, the normalization and its statistics, a fingerprint
@@ -264,8 +276,6 @@ def run_fit(args: argparse.Namespace) -> int:
         refuse_input(args.save_model, (args.train, args.test, args.query),
                      option="--save-model")
     if args.backend == "dask":
-        from cvxrank.cli.sharded_fit import fit_on_shards
-
         return fit_on_shards(args, loss, params, solver_options)
     reading = time.process_time()
     train, _, _ = load_data(args.train, args.format, args.query, args.read_cache)
@@ -282,6 +292,62 @@ def run_fit(args: argparse.Namespace) -> int:
     return report_fit(args, formulation, run, loss=loss, params=params,
                       solver_options=solver_options, test=test, target=target,
                       read_time=read_time, training=training, normalization=normalization)
+
+
+def read_shard_file(path: str, fmt: str | None, cache: bool | None) -> Any:
+    """A shard file, as ``cvxrank fit`` reads a training file (run on a worker)."""
+    return load_data(path, fmt, None, cache)[0]
+
+
+def fit_on_shards(args: argparse.Namespace, loss: str, params: dict[str, Any],
+                  solver_options: dict[str, Any]) -> int:
+    """The ``fit`` subcommand with ``--backend dask``.
+
+    Raises
+    ------
+    UsageError
+        For a method other than RankSVM, ``--normalize`` other than none, ``--query``, or
+        a glob that matches no file.
+    """
+    import functools
+
+    from cvxrank.certify import EvaluationTarget
+    from cvxrank.data.normalize import Normalization
+    from cvxrank.distributed import ShardedRankingData, ShardedRankSVM, connect, fit_sharded
+    from cvxrank.distributed.shards import shard_paths
+
+    if args.method != "ranksvm":
+        raise UsageError(f"--backend dask fits --method ranksvm (any of its losses), not "
+                         f"{args.method}")
+    if args.normalize != "none":
+        raise UsageError("--normalize needs the whole training set in one process; "
+                         "with --backend dask normalize the shards beforehand")
+    if args.query is not None:
+        raise UsageError("--query names one group-sizes file; with --backend dask each "
+                         "LightGBM shard FILE needs its FILE.query beside it")
+    paths = shard_paths(args.train)
+    test = load_data(args.test, args.format, None, args.read_cache)[0] if args.test else None
+    with connect(args.scheduler, args.workers or 2) as client:
+        reading = time.perf_counter()
+        data = ShardedRankingData.from_files(paths, client, reader=functools.partial(
+            read_shard_file, fmt=args.format, cache=args.read_cache))
+        read_time = time.perf_counter() - reading
+        if test is not None:
+            test = test.pad_features(data.n_features)
+        formulation = ShardedRankSVM(data, loss=loss, **params)
+        target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
+        run = fit_with_progress(args, loss, formulation, lambda options: fit_sharded(
+            formulation, certify=target, **options, **solver_options))
+        training = {"file": args.train, "fingerprint": data.fingerprint,
+                    "n_documents": data.n_documents, "n_queries": data.n_queries}
+        split = {key: run.info[key] for key in ("compute_time", "communication_time",
+                                                "master_time", "shard_calls",
+                                                "payload_bytes")}
+        return report_fit(args, formulation, run, loss=loss, params=params,
+                          solver_options=solver_options, test=test, target=target,
+                          read_time=read_time, training=training,
+                          normalization=Normalization("none"),
+                          extra={"backend": "dask", "time_split": split})
 
 
 def fit_with_progress(args: argparse.Namespace, loss: str, formulation: Any,

@@ -136,7 +136,7 @@ class ShardedRankingData:
         two workers when there are two or more: a shard from memory has no file to re-read
         after a worker is lost)."""
         parts = [data.subset(queries) for queries in balanced_split(data, n_shards)]
-        futures = client.scatter(parts)
+        futures = client.scatter(parts, hash=False)
         if len(client.scheduler_info().get("workers", {})) >= 2:
             client.replicate(futures, n=2)
         return cls._summarized(client, futures)

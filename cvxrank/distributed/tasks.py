@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,6 +166,12 @@ def shard(data: RankingData, C: float, loss: str, level_weight: Any,
         return Shard(None)
     return Shard(RankSVM(data, C=C, loss=loss, level_weight=level_weight,
                          level_margin=level_margin))
+
+
+def each(function: Callable[..., Any], shards: list[Shard], *args: Any) -> list[Any]:
+    """``function(shard, *args)`` for each of a worker's ``shards`` (one task per worker
+    and call)."""
+    return [function(shard, *args) for shard in shards]
 
 
 def loss(shard: Shard, engine: str, w: np.ndarray) -> Terms:

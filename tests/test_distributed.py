@@ -1,0 +1,278 @@
+"""One fit across a Dask cluster (issue 23): shards by query, the in-memory optimum.
+
+The sharded fits run the in-memory solvers (PRSVM+, PRSVM, the 1-slack) on sums over the
+shards, so they are checked against the in-memory fit of the same data (itself certified
+against CVXPY by the other tests): the objective to 1e-10 relative, w within the two runs'
+certified radii of each other, the same test measures; on OHSUMED's five folds split into
+4-8 shards (real data) and on synthetic data (every machine). A worker killed during a fit
+from files changes nothing of the result (the shards are read again elsewhere).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cvxrank.cli.main as cli_main
+from cvxrank.certify import EvaluationTarget
+from cvxrank.data import make_synthetic, write_svmlight
+from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.svmlight import read_svmlight
+from cvxrank.distributed.shards import balanced_split, shard_paths
+from cvxrank.errors import UsageError
+from cvxrank.estimators import RankSVMRanker, load_model
+from cvxrank.fitting import fit_formulation
+from cvxrank.formulations.ranksvm import RankSVM
+
+distributed = pytest.importorskip("dask.distributed")
+
+from cvxrank.distributed import (  # noqa: E402 (after the skip: needs dask.distributed)
+    ShardedRankingData,
+    ShardedRankSVM,
+    connect,
+    fit_sharded,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A local cluster of two single-threaded worker processes, shared by the module."""
+    with connect(workers=2) as c:
+        yield c
+
+
+def synthetic(seed: int, n_queries: int = 24) -> RankingData:
+    return make_synthetic(n_queries=n_queries, docs_per_query=30, n_features=8, seed=seed)
+
+
+def assert_same_optimum(run, ref, formulation) -> None:
+    """The sharded run ``run`` and the in-memory ``ref`` reach the same optimum: objective
+    to 1e-10 relative (each evaluated in memory), w within the sum of their radii and a
+    rounding allowance of 1e-9 ||w|| (a radius is a norm computed in floating point: at an
+    exact Newton step it can round to 0 while the sums of the two runs, added in other
+    orders, differ in their last digits)."""
+    assert run.converged and ref.converged
+    p_run, p_ref = formulation.primal_value(run.w), formulation.primal_value(ref.w)
+    assert abs(p_run - p_ref) <= 1e-10 * abs(p_ref)
+    assert abs(run.objective - p_run) <= 1e-12 * abs(p_run)
+    assert np.linalg.norm(run.w - ref.w) <= (run.w_radius + ref.w_radius
+                                             + 1e-9 * np.linalg.norm(ref.w))
+
+
+# ------------------------------------------------------------------------- the shards
+
+
+@pytest.mark.parametrize("n_shards", [1, 2, 3, 5, 8, 40])
+def test_balanced_split_keeps_queries_whole_and_balances(n_shards) -> None:
+    data = make_synthetic(n_queries=17, docs_per_query=9, n_features=3, seed=n_shards)
+    parts = balanced_split(data, n_shards)
+    assert len(parts) == min(n_shards, data.n_queries)
+    assert np.array_equal(np.concatenate(parts), np.arange(data.n_queries))  # each once
+    sizes = [int(data.query_sizes[p].sum()) for p in parts]
+    assert max(sizes) - min(sizes) <= 2 * int(data.query_sizes.max())
+
+
+def test_a_query_split_across_files_is_refused(tmp_path, client) -> None:
+    data = synthetic(1, n_queries=4)
+    write_svmlight(data.subset([0, 1]), tmp_path / "a.txt")
+    write_svmlight(data.subset([1, 2]), tmp_path / "b.txt")
+    with pytest.raises(UsageError, match=r"query id \d+ is in both .*a.txt and .*b.txt"):
+        ShardedRankingData.from_files(str(tmp_path / "*.txt"), client)
+
+
+def test_shard_paths_name_what_is_missing(tmp_path) -> None:
+    with pytest.raises(UsageError, match="no file matches"):
+        shard_paths(str(tmp_path / "*.txt"))
+    with pytest.raises(UsageError, match="no such file"):
+        shard_paths([str(tmp_path / "none.txt")])
+
+
+def test_shards_from_files_pad_features_and_add_up(tmp_path, client) -> None:
+    data = synthetic(2, n_queries=6)
+    X = np.asarray(data.X).copy()
+    X[:90, -2:] = 0.0  # the first file's last two features are all zero: not written
+    data = data.with_features(X)
+    write_svmlight(data.subset(range(3)), tmp_path / "s0.txt")
+    write_svmlight(data.subset(range(3, 6)), tmp_path / "s1.txt")
+    shards = ShardedRankingData.from_files(str(tmp_path / "s*.txt"), client)
+    assert (shards.n_shards, shards.n_documents, shards.n_queries, shards.n_features) == (
+        2, data.n_documents, data.n_queries, data.n_features)
+    assert np.array_equal(shards.column_scales, data.column_scales)
+    f, ref = ShardedRankSVM(shards, C=0.3, loss="squared_hinge"), RankSVM(data, C=0.3,
+                                                                         loss="squared_hinge")
+    assert f.sizes()["n_pairs"] == ref.sizes()["n_pairs"]
+    w = np.random.default_rng(0).normal(size=data.n_features)
+    assert f.primal_value(w) == pytest.approx(ref.primal_value(w), rel=1e-13)
+
+
+# ----------------------------------------------------------- the optimum, as in memory
+
+
+@pytest.mark.parametrize(("loss", "solver"), [("squared_hinge", "auto"), ("huber", "auto"),
+                                              ("squared_hinge", "prsvm"), ("hinge", "auto")])
+def test_sharded_fit_reaches_the_in_memory_optimum(client, loss, solver) -> None:
+    data = synthetic(3)
+    shards = ShardedRankingData.from_data(data, client, 5)
+    for C in (0.01, 3.0):
+        memory = RankSVM(data, C=C, loss=loss)
+        ref = fit_formulation(memory, solver)
+        run = fit_sharded(ShardedRankSVM(shards, C=C, loss=loss), solver)
+        assert run.solver == ref.solver
+        assert_same_optimum(run, ref, memory)
+        split = run.info
+        assert split["n_shards"] == 5 and split["shard_calls"] > 0
+        assert split["compute_time"] + split["communication_time"] <= run.time + 1e-9
+
+
+def test_ohsumed_five_folds_in_shards_give_the_in_memory_optima(shared_data, client) -> None:
+    root = shared_data / "letor3_ohsumed" / "QueryLevelNorm"
+    for fold, n_shards in zip(range(1, 6), (4, 5, 6, 7, 8), strict=True):
+        train = read_svmlight(root / f"Fold{fold}" / "train.txt")
+        test = read_svmlight(root / f"Fold{fold}" / "test.txt")
+        shards = ShardedRankingData.from_data(train, client, n_shards)
+        assert shards.n_shards == n_shards
+        for loss, C in (("squared_hinge", 1.0), ("hinge", 0.01)):
+            target = EvaluationTarget.of([test], k=10, convention="letor3")
+            memory = RankSVM(train, C=C, loss=loss)
+            ref = fit_formulation(memory, certify=target)
+            run = fit_sharded(ShardedRankSVM(shards, C=C, loss=loss), certify=target)
+            assert_same_optimum(run, ref, memory)
+            assert measures(test, run.w) == measures(test, ref.w), (fold, loss)
+
+
+def measures(data: RankingData, w: np.ndarray) -> dict:
+    """The test report of ``cvxrank fit --test`` for the model w (LETOR 3.0 conventions)."""
+    from cvxrank.cli.evaluate import measure_scores
+    from cvxrank.metrics import get_preset
+
+    return measure_scores(data, data.X @ w, convention=get_preset("letor3"), preset="letor3",
+                          k=10)
+
+
+# ------------------------------------------------------------------------------ faults
+
+
+def test_a_worker_killed_during_a_fit_from_files_changes_nothing(tmp_path) -> None:
+    data = make_synthetic(n_queries=40, docs_per_query=40, n_features=10, seed=7)
+    for i, queries in enumerate(balanced_split(data, 6)):
+        write_svmlight(data.subset(queries), tmp_path / f"part{i}.txt")
+    memory = RankSVM(data, C=1.0, loss="squared_hinge")
+    ref = fit_formulation(memory)
+    killed: list[int] = []
+    with connect(workers=2) as client:
+        shards = ShardedRankingData.from_files(str(tmp_path / "part*.txt"), client)
+        pids = client.run(os.getpid)
+        client_pid = os.getpid()
+
+        def kill_one(k, w, alpha, trace):
+            if k == 2 and not killed:
+                victim = next(pid for pid in pids.values() if pid != client_pid)
+                os.kill(victim, signal.SIGKILL)
+                killed.append(victim)
+            return None
+
+        run = fit_sharded(ShardedRankSVM(shards, C=1.0, loss="squared_hinge"),
+                          callback=kill_one)
+    assert killed, "the fit ended before a worker was killed"
+    assert_same_optimum(run, ref, memory)
+
+
+# ------------------------------------------------------------------ the command line
+
+
+def write_shards(data: RankingData, folder: Path, n: int) -> str:
+    folder.mkdir()
+    for i, queries in enumerate(balanced_split(data, n)):
+        write_svmlight(data.subset(queries), folder / f"shard{i}.txt")
+    return str(folder / "shard*.txt")
+
+
+def test_cli_fit_over_a_glob_reports_as_in_memory(tmp_path, capsys) -> None:
+    data = synthetic(4)
+    whole = tmp_path / "train.txt"
+    write_svmlight(data, whole)
+    pattern = write_shards(data, tmp_path / "shards", 4)
+    common = ["fit", "--loss", "squared_hinge", "--C", "0.5", "--test", str(whole), "--json"]
+    assert cli_main.main([*common, "--train", str(whole),
+                          "--save-model", str(tmp_path / "memory.json")]) == 0
+    memory = json.loads(capsys.readouterr().out)
+    assert cli_main.main([*common, "--train", pattern, "--backend", "dask", "--workers", "2",
+                          "--save-model", str(tmp_path / "sharded.json")]) == 0
+    sharded = json.loads(capsys.readouterr().out)
+    assert set(memory) <= set(sharded)
+    assert set(sharded) - set(memory) == {"backend", "n_shards", "time_split"}
+    assert sharded["n_shards"] == 4 and sharded["n_pairs"] == memory["n_pairs"]
+    assert sharded["objective"] == pytest.approx(memory["objective"], rel=1e-10)
+    for measure in ("ndcg@1", "ndcg@10", "map", "mrr"):
+        assert sharded[measure] == memory[measure]
+    assert sharded["status"] == "converged" and sharded["certified"] == memory["certified"]
+    split = sharded["time_split"]
+    assert {"compute_time", "communication_time", "master_time", "shard_calls",
+            "payload_bytes"} == set(split)
+    saved = [json.loads((tmp_path / f"{name}.json").read_text())
+             for name in ("memory", "sharded")]
+    assert set(saved[0]) == set(saved[1])
+    w = [load_model(tmp_path / f"{name}.json").coef_ for name in ("memory", "sharded")]
+    assert np.linalg.norm(w[0] - w[1]) <= (memory["w_radius"] + sharded["w_radius"]
+                                           + 1e-9 * np.linalg.norm(w[0]))
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--method", "irsvm"], "--backend dask fits --method ranksvm"),
+    (["--normalize", "zscore"], "--normalize needs the whole training set"),
+    (["--train", "/nonexistent/*.txt"], "no file matches /nonexistent/"),
+])
+def test_cli_dask_refusals_are_one_line(tmp_path, capsys, extra, message) -> None:
+    pattern = write_shards(synthetic(5, n_queries=4), tmp_path / "s", 2)
+    code = cli_main.main(["fit", "--train", pattern, "--backend", "dask", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and message in err
+
+
+def test_cli_workers_without_dask_is_refused(tmp_path, capsys) -> None:
+    path = tmp_path / "t.txt"
+    write_svmlight(synthetic(6, n_queries=4), path)
+    assert cli_main.main(["fit", "--train", str(path), "--workers", "2"]) == 2
+    assert "--workers and --scheduler are options of --backend dask" in capsys.readouterr().err
+
+
+def test_a_fit_over_files_does_not_load_them_on_the_client(tmp_path) -> None:
+    """The client's peak memory (the command's own ``peak_memory_mb``: the workers are other
+    processes) grows by far less than the data: the files are read by the workers."""
+    big = make_synthetic(n_queries=600, docs_per_query=200, n_features=46, seed=8)
+    small = make_synthetic(n_queries=6, docs_per_query=20, n_features=46, seed=8)
+    x_mb = np.asarray(big.X).nbytes / 2**20
+    peaks = {}
+    for name, data in (("small", small), ("big", big)):
+        pattern = write_shards(data, tmp_path / name, 4)
+        out = subprocess.run([sys.executable, "-m", "cvxrank.cli.main", "fit", "--train", pattern,
+                              "--backend", "dask", "--loss", "squared_hinge", "--C", "1e-4",
+                              "--json"], capture_output=True, text=True, check=True)
+        peaks[name] = json.loads(out.stdout)["peak_memory_mb"]
+    assert x_mb > 40
+    assert peaks["big"] - peaks["small"] < 0.25 * x_mb, (peaks, x_mb)
+
+
+# ---------------------------------------------------------------------- the estimator
+
+
+def test_ranker_with_the_dask_backend_fits_the_in_memory_model() -> None:
+    data = synthetic(9)
+    X, y, qid = np.asarray(data.X), data.y, data.qid
+    memory = RankSVMRanker(C=0.2, loss="huber").fit(X, y, qid=qid)
+    sharded = RankSVMRanker(C=0.2, loss="huber", backend="dask", n_shards=3).fit(X, y, qid=qid)
+    assert sharded.fit_result_.info["n_shards"] == 3
+    assert sharded.objective_ == pytest.approx(memory.objective_, rel=1e-10)
+    assert np.linalg.norm(sharded.coef_ - memory.coef_) <= (
+        sharded.w_radius_ + memory.w_radius_ + 1e-9 * np.linalg.norm(memory.coef_))
+    with pytest.raises(ValueError, match="backend must be"):
+        RankSVMRanker(backend="spark").fit(X, y, qid=qid)
