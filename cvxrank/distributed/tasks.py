@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.pair_losses import LossEvaluation
@@ -112,12 +113,23 @@ class Shard:
     ----------
     formulation : RankSVM or None
         None for a shard without preference pairs (its loss is 0).
+    parameters : tuple
+        ``(C, loss, level_weight, level_margin)`` of the formulation (to build it again
+        where the shard is sent).
     """
 
-    def __init__(self, formulation: RankSVM | None) -> None:
+    def __init__(self, formulation: RankSVM | None, parameters: tuple = ()) -> None:
         self.formulation = formulation
+        self._parameters = parameters  # (C, loss, level_weight, level_margin)
         self._states: dict[tuple[str, bytes], _State] = {}
         self._image: tuple[bytes, np.ndarray] | None = None  # a direction and X_k times it
+
+    def __reduce__(self) -> tuple[Any, tuple]:
+        """Sent to another worker as its data and parameters, and built again there (on
+        :func:`aligned` arrays; the kept evaluations are not sent)."""
+        if self.formulation is None:
+            return (Shard, (None,))
+        return (shard, (self.formulation.data, *self._parameters))
 
     def _evaluate(self, engine: str, key: tuple[str, bytes], scores: np.ndarray,
                   keep: tuple[str, bytes] | None) -> _State:
@@ -157,15 +169,33 @@ class Shard:
         return self._evaluate(engine, key, base.scores - t * self._image[1], keep=base_key)
 
 
+def aligned(data: RankingData) -> RankingData:
+    """``data`` with its feature arrays aligned in memory (copied when they are not).
+
+    Dask hands a worker the arrays it received as views into its message frames, which
+    need not be aligned to 8 bytes; numpy then takes its slow unaligned loops and BLAS is
+    not used: a product with a 500,000 x 46 X took 270 ms instead of 35 ms."""
+    X = data.X
+    parts = (X.data, X.indices, X.indptr) if sp.issparse(X) else (X,)
+    if all(part.flags.aligned for part in parts):
+        return data
+    if sp.issparse(X):
+        X = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    else:
+        X = np.array(X, order="C")
+    return data.with_features(X)
+
+
 def shard(data: RankingData, C: float, loss: str, level_weight: Any,
           level_margin: Any) -> Shard:
-    """The shard's :class:`Shard`: its RankSVM (None without preference pairs)."""
+    """The shard's :class:`Shard`: its RankSVM (None without preference pairs), on
+    :func:`aligned` arrays."""
     from cvxrank.data.pairs import count_pairs
 
     if not count_pairs(data).sum():
         return Shard(None)
-    return Shard(RankSVM(data, C=C, loss=loss, level_weight=level_weight,
-                         level_margin=level_margin))
+    return Shard(RankSVM(aligned(data), C=C, loss=loss, level_weight=level_weight,
+                         level_margin=level_margin), (C, loss, level_weight, level_margin))
 
 
 def each(function: Callable[..., Any], shards: list[Shard], *args: Any) -> list[Any]:
