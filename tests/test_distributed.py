@@ -186,6 +186,33 @@ def test_a_worker_killed_during_a_fit_from_files_changes_nothing(tmp_path) -> No
     assert_same_optimum(run, ref, memory)
 
 
+def test_shards_lost_for_good_end_the_fit_with_its_last_certified_iterate() -> None:
+    """One worker, shards split from memory (no file to read again, no second copy): the
+    worker killed, the fit says so and returns the point it last recorded."""
+    data = make_synthetic(n_queries=40, docs_per_query=40, n_features=10, seed=11)
+    memory = RankSVM(data, C=1.0, loss="squared_hinge")
+    seen: list[np.ndarray] = []
+    with connect(workers=1) as client:
+        shards = ShardedRankingData.from_data(data, client, 3)
+        pid = next(iter(client.run(os.getpid).values()))
+
+        def kill_at_two(k, w, alpha, trace):
+            seen.append(np.array(w))
+            if k == 2:
+                os.kill(pid, signal.SIGKILL)
+            return None
+
+        run = fit_sharded(ShardedRankSVM(shards, C=1.0, loss="squared_hinge"),
+                          callback=kill_at_two)
+    assert run.status.value == "interrupted" and not run.finished
+    assert "lost shards it cannot recompute" in run.message
+    assert run.n_iter == 2 and np.array_equal(run.w, seen[-1])
+    # its certificate is sound: the in-memory optimum lies within the radius
+    optimum = fit_formulation(memory, tol=1e-12).w
+    assert np.linalg.norm(run.w - optimum) <= run.w_radius
+    assert run.objective == pytest.approx(memory.primal_value(run.w), rel=1e-12)
+
+
 # ------------------------------------------------------------------ the command line
 
 

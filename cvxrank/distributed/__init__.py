@@ -9,13 +9,14 @@ memory.
   Hessian products, margin band), summed on the client;
 * :mod:`cvxrank.distributed.ranksvm`: :class:`ShardedRankSVM`, the RankSVM objective on the
   shards that the usual solvers (PRSVM+, PRSVM, the 1-slack) fit with their usual
-  certificates, and :func:`fit_sharded`.
+  certificates, and :func:`fit_sharded` (which returns the last certified iterate when the
+  cluster loses shards it cannot recompute, :class:`ShardsLost`).
 
 Needs the ``dask`` extra (``pip install 'cvxrank[dask]'``).
 """
 
 from cvxrank.distributed.cluster import connect
-from cvxrank.distributed.ranksvm import ShardedRankSVM, fit_sharded
+from cvxrank.distributed.ranksvm import ShardedRankSVM, ShardsLost, fit_sharded
 from cvxrank.distributed.shards import ShardedRankingData
 
-__all__ = ["ShardedRankSVM", "ShardedRankingData", "connect", "fit_sharded"]
+__all__ = ["ShardedRankSVM", "ShardedRankingData", "ShardsLost", "connect", "fit_sharded"]

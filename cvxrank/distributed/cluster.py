@@ -57,8 +57,10 @@ def connect(scheduler: str | None = None, workers: int = 2) -> Iterator[Any]:
     if scheduler is None:
         with dask.config.set({"distributed.worker.profile.enabled": False,
                               "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+            # (the dashboard on a free port: none is opened without one, but a second
+            # cluster then warns that 8787 is taken)
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=":0", silence_logs=logging.ERROR)
         client = Client(cluster)
     else:
         try:

@@ -35,8 +35,10 @@ References
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,12 +48,18 @@ from cvxrank.cuts import QueryCuts
 from cvxrank.data.scales import badly_scaled, magnitude_limit
 from cvxrank.distributed import tasks
 from cvxrank.distributed.shards import ShardedRankingData
-from cvxrank.errors import UsageError
+from cvxrank.errors import CvxrankError, UsageError
 from cvxrank.formulations.base import HyperParameter, Objective
 from cvxrank.formulations.ranksvm import GradeTable, MarginBand, squared_hinge_dual_bound
 from cvxrank.methods import PAIR_LOSSES
 from cvxrank.tolerances import C_RANGE
-from cvxrank.trace import Run
+from cvxrank.trace import Run, Status, Trace, certified_radius
+
+
+class ShardsLost(CvxrankError):
+    """The cluster lost shards it cannot recompute: a shard split from memory whose every
+    copy was on workers that died, or a task that killed worker after worker (Dask's
+    ``KilledWorker``)."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +196,8 @@ class ShardedRankSVM(Objective):
         :func:`~cvxrank.distributed.tasks.each`); the results in shard order. The call's
         wall time is split into compute (the slowest worker's, from the results'
         ``seconds``, or their second element) and communication."""
+        from dask.distributed import KilledWorker
+
         client = self.data.client
         started = time.perf_counter()
         groups = self._groups()
@@ -195,7 +205,11 @@ class ShardedRankSVM(Objective):
                                  *args, pure=False, allow_other_workers=True,
                                  workers=None if worker is None else [worker])
                    for worker, members in groups]
-        gathered = client.gather(futures)
+        try:
+            gathered = client.gather(futures)
+        except (CancelledError, KilledWorker) as error:
+            raise ShardsLost(f"the Dask cluster lost shards it cannot recompute ({error})"
+                             ) from error
         wall = time.perf_counter() - started
         results: list[Any] = [None] * len(self._shards)
         compute = 0.0
@@ -347,6 +361,10 @@ def fit_sharded(objective: ShardedRankSVM, solver: str = "auto", **options: Any)
     the solver's clock: the client's CG, line search, master QP and certificates), and
     ``shard_calls``, ``payload_bytes``, ``n_shards``.
 
+    A fit that cannot go on because the cluster lost shards it cannot recompute
+    (:class:`ShardsLost`) returns its last certified iterate, with status ``interrupted``
+    and a message that says why.
+
     Parameters
     ----------
     objective : ShardedRankSVM
@@ -361,12 +379,44 @@ def fit_sharded(objective: ShardedRankSVM, solver: str = "auto", **options: Any)
     ------
     CapabilityError
         For a solver that needs what shards do not offer (a dual solver's pairs).
+    ShardsLost
+        When shards are lost before the first iterate was recorded.
     """
     from cvxrank.fitting import fit_formulation
 
+    last: dict[str, Any] = {}
+    callback = options.pop("callback", None)
+
+    def remember(k: int, w: np.ndarray, alpha: np.ndarray | None, trace: Trace) -> Any:
+        last.update(k=k, w=np.array(w, dtype=np.float64), trace=trace)
+        return None if callback is None else callback(k, w, alpha, trace)
+
     objective.reset_clock()
-    run = fit_formulation(objective, solver, **options)
+    try:
+        run = fit_formulation(objective, solver, callback=remember, **options)
+    except ShardsLost as lost:
+        if not last:
+            raise
+        run = _last_iterate(objective, last, lost)
     clock = dict(objective.clock)
     clock["master_time"] = max(run.time - clock["compute_time"] - clock["communication_time"],
                                0.0)
     return run.replace(info={**clock, "n_shards": objective.data.n_shards})
+
+
+def _last_iterate(objective: ShardedRankSVM, last: dict[str, Any], lost: ShardsLost) -> Run:
+    """The run of a fit stopped by :class:`ShardsLost`: its last recorded point with the
+    certificate the trace holds (the best lower bound recorded; the solver's radius at that
+    point, or the gap's)."""
+    trace: Trace = last["trace"]
+    objective_value = float(trace.primal[-1])
+    duals = np.asarray(trace.dual, dtype=float)
+    duals = duals[np.isfinite(duals)]
+    gap = objective_value - float(duals.max()) if duals.size else math.nan
+    radius = min(float(trace.radius[-1]) if math.isfinite(trace.radius[-1]) else math.inf,
+                 certified_radius(gap, objective.strong_convexity) if duals.size else math.inf)
+    solver = "prsvm+" if "pairwise_newton" in objective.capabilities else "1-slack"
+    return Run(w=last["w"], alpha=None, trace=trace, status=Status.INTERRUPTED,
+               message=f"stopped: {lost}; the last certified iterate is returned",
+               n_iter=int(last["k"]), solver=solver, formulation=objective.name,
+               objective=objective_value, gap=gap, w_radius=radius)
