@@ -114,6 +114,15 @@ def test_shards_from_files_pad_features_and_add_up(tmp_path, client) -> None:
     assert f.primal_value(w) == pytest.approx(ref.primal_value(w), rel=1e-13)
 
 
+def test_a_shards_formulation_error_is_raised_when_it_is_built(client) -> None:
+    data = synthetic(12, n_queries=6)
+    shards = ShardedRankingData.from_data(data, client, 2)
+    with pytest.raises(ValueError, match="level_weight"):
+        RankSVM(data, C=1.0, loss="hinge", level_weight={(2.0, 1.0): 1.0})
+    with pytest.raises(ValueError, match="level_weight"):
+        ShardedRankSVM(shards, C=1.0, loss="hinge", level_weight={(2.0, 1.0): 1.0})
+
+
 # ----------------------------------------------------------- the optimum, as in memory
 
 

@@ -150,6 +150,7 @@ class ShardedRankSVM(Objective):
                                   level_weight=level_weight, level_margin=level_margin,
                                   pure=False)
         self._placement: list[tuple[str | None, list[int]]] | None = None
+        self._groups()  # the shards' formulations built (as an in-memory one is) and placed
         self.clock: dict[str, float] = {}
         self.reset_clock()
 
@@ -183,6 +184,9 @@ class ShardedRankSVM(Objective):
 
             client = self.data.client
             wait(self._shards)
+            for future in self._shards:
+                if future.status == "error":
+                    future.result()  # the worker's error (a bad grade table, ...), raised here
             holders = client.who_has(self._shards)
             by_worker: dict[str | None, list[int]] = {}
             for i, future in enumerate(self._shards):
