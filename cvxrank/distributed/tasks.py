@@ -204,6 +204,12 @@ def each(function: Callable[..., Any], shards: list[Shard], *args: Any) -> list[
     return [function(shard, *args) for shard in shards]
 
 
+def _loss_terms(state: _State, started: float) -> Terms:
+    ev = state.evaluation
+    return Terms(float(ev.value), float(ev.margin_hinge), state.gradient,
+                 time.perf_counter() - started)
+
+
 def loss(shard: Shard, engine: str, w: np.ndarray) -> Terms:
     r"""The shard's loss at ``w``, its margin-weighted hinge sum (the squared-hinge dual
     certificate's, :meth:`~cvxrank.formulations.ranksvm.RankSVM.dual_value_at`) and
@@ -211,10 +217,7 @@ def loss(shard: Shard, engine: str, w: np.ndarray) -> Terms:
     started = time.perf_counter()
     if shard.formulation is None:
         return Terms(0.0, 0.0, None, 0.0)
-    state = shard.state(engine, w)
-    ev = state.evaluation
-    return Terms(float(ev.value), float(ev.margin_hinge), state.gradient,
-                 time.perf_counter() - started)
+    return _loss_terms(shard.state(engine, w), started)
 
 
 def trial_loss(shard: Shard, engine: str, w: np.ndarray, direction: np.ndarray, t: float,
@@ -224,43 +227,38 @@ def trial_loss(shard: Shard, engine: str, w: np.ndarray, direction: np.ndarray, 
     started = time.perf_counter()
     if shard.formulation is None:
         return Terms(0.0, 0.0, None, 0.0)
-    state = shard.trial(engine, w, direction, t, w_new)
-    ev = state.evaluation
-    return Terms(float(ev.value), float(ev.margin_hinge), state.gradient,
-                 time.perf_counter() - started)
+    return _loss_terms(shard.trial(engine, w, direction, t, w_new), started)
+
+
+def _curvature(shard: Shard, engine: str, w: np.ndarray,
+               compute: Callable[[RankSVM, Callable[[np.ndarray], np.ndarray]], np.ndarray]
+               ) -> Terms:
+    r"""``compute(formulation, hessp)`` with the Hessian product of the shard's loss at
+    ``w`` (``hessp(delta)``: :math:`H_{L_k} \delta` in the scores)."""
+    started = time.perf_counter()
+    f = shard.formulation
+    if f is None:
+        return Terms(0.0, 0.0, None, 0.0)
+    hessp = shard.state(engine, w).evaluation.hessp
+    return Terms(0.0, 0.0, compute(f, hessp), time.perf_counter() - started)
 
 
 def hessian_product(shard: Shard, engine: str, w: np.ndarray, v: np.ndarray) -> Terms:
     r""":math:`X_k^\top H_{L_k} X_k v` at ``w``."""
-    started = time.perf_counter()
-    f = shard.formulation
-    if f is None:
-        return Terms(0.0, 0.0, None, 0.0)
-    hessp = shard.state(engine, w).evaluation.hessp
-    product = np.asarray(f.X.T @ hessp(np.asarray(f.X @ v)), dtype=np.float64)
-    return Terms(0.0, 0.0, product, time.perf_counter() - started)
+    return _curvature(shard, engine, w, lambda f, hessp: np.asarray(
+        f.X.T @ hessp(np.asarray(f.X @ v)), dtype=np.float64))
 
 
 def diagonal(shard: Shard, engine: str, w: np.ndarray) -> Terms:
     r"""The diagonal of :math:`X_k^\top H_{L_k} X_k` at ``w``."""
-    started = time.perf_counter()
-    f = shard.formulation
-    if f is None:
-        return Terms(0.0, 0.0, None, 0.0)
-    hessp = shard.state(engine, w).evaluation.hessp
-    return Terms(0.0, 0.0, hessian_diagonal(_Columns(f.X), hessp),
-                 time.perf_counter() - started)
+    return _curvature(shard, engine, w,
+                      lambda f, hessp: hessian_diagonal(_Columns(f.X), hessp))
 
 
 def matrix(shard: Shard, engine: str, w: np.ndarray) -> Terms:
     r""":math:`X_k^\top H_{L_k} X_k` (d x d) at ``w``."""
-    started = time.perf_counter()
-    f = shard.formulation
-    if f is None:
-        return Terms(0.0, 0.0, None, 0.0)
-    hessp = shard.state(engine, w).evaluation.hessp
-    return Terms(0.0, 0.0, newton_matrix(f.X, _Columns(f.X), hessp),
-                 time.perf_counter() - started)
+    return _curvature(shard, engine, w,
+                      lambda f, hessp: newton_matrix(f.X, _Columns(f.X), hessp))
 
 
 def band(shard: Shard, w: np.ndarray, radii: list[float],
