@@ -355,9 +355,6 @@ class ShardedNewtonModel:
         self._w, self.evaluation = self._trial
         self._trial = None
 
-    def info(self) -> dict[str, Any]:
-        return {}
-
 
 def fit_sharded(objective: ShardedRankSVM, solver: str = "auto", **options: Any) -> Run:
     """:func:`cvxrank.fitting.fit_formulation` on the shards, with the run's time split in

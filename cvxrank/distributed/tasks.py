@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.pair_losses import LossEvaluation
 from cvxrank.formulations.ranksvm import MarginBand, RankSVM
-from cvxrank.solvers.newton import _Columns, hessian_diagonal, newton_matrix
+from cvxrank.solvers.newton import FeatureColumns, hessian_diagonal, newton_matrix
 
 
 @dataclass(frozen=True)
@@ -252,13 +252,13 @@ def hessian_product(shard: Shard, engine: str, w: np.ndarray, v: np.ndarray) -> 
 def diagonal(shard: Shard, engine: str, w: np.ndarray) -> Terms:
     r"""The diagonal of :math:`X_k^\top H_{L_k} X_k` at ``w``."""
     return _curvature(shard, engine, w,
-                      lambda f, hessp: hessian_diagonal(_Columns(f.X), hessp))
+                      lambda f, hessp: hessian_diagonal(FeatureColumns(f.X), hessp))
 
 
 def matrix(shard: Shard, engine: str, w: np.ndarray) -> Terms:
     r""":math:`X_k^\top H_{L_k} X_k` (d x d) at ``w``."""
     return _curvature(shard, engine, w,
-                      lambda f, hessp: newton_matrix(f.X, _Columns(f.X), hessp))
+                      lambda f, hessp: newton_matrix(f.X, FeatureColumns(f.X), hessp))
 
 
 def band(shard: Shard, w: np.ndarray, radii: list[float],

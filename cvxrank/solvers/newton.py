@@ -259,7 +259,7 @@ def solve_truncated_newton(
         if explicit and t < 1.0:  # the exact step overshot: truncated CG from here on
             explicit_allowed = False
     info = {"cg_iterations": cg_counts, "steps": steps, "engine": engine, "stalled": stalled,
-            "explicit_steps": explicit_steps, "loss_at_zero": at_zero, **model.info()}
+            "explicit_steps": explicit_steps, "loss_at_zero": at_zero}
     if not stalled:
         return rec.result(w, None, k, name, **info)
     # The last record was at this w: its certificate met tol, or not.
@@ -314,9 +314,6 @@ class NewtonModel(Protocol):
     def accept(self) -> None:
         """Make the last trial point the iterate."""
 
-    def info(self) -> dict[str, Any]:
-        """What the run's ``info`` adds from the model (a sharded one: its clocks)."""
-
 
 class LocalNewtonModel:
     """The :class:`NewtonModel` of a formulation in memory: ``X`` and its loss engine
@@ -331,7 +328,7 @@ class LocalNewtonModel:
         # Jacobi preconditioning on badly scaled features only (on normalized ones the
         # diagonal's products are wasted work)
         self.scaled = badly_scaled(formulation.data)
-        self._columns = _Columns(self._X)
+        self._columns = FeatureColumns(self._X)
         self._s = np.zeros(self._X.shape[0])
         self.evaluation = self._engine.evaluate(self._s)
         self._x_dir: np.ndarray | None = None
@@ -367,9 +364,6 @@ class LocalNewtonModel:
         self._s, self.evaluation = self._trial
         self._trial = None
 
-    def info(self) -> dict[str, Any]:
-        return {}
-
 
 def _forcing(ratio: float, rec: TraceRecorder) -> float:
     r"""CG's relative residual for the next Newton direction (module docstring): the
@@ -381,9 +375,9 @@ def _forcing(ratio: float, rec: TraceRecorder) -> float:
     return min(0.5, ratio if quadratic else math.sqrt(ratio))
 
 
-class _Columns:
+class FeatureColumns:
     """The columns of ``X``, one at a time, as contiguous float64 vectors (for
-    :func:`hessian_diagonal` and :func:`_newton_system`): copied from a dense ``X`` when
+    :func:`hessian_diagonal` and :func:`newton_matrix`): copied from a dense ``X`` when
     asked, so that the whole of X is never copied, or read from a CSC form of a sparse ``X``
     built at the first request."""
 
@@ -409,7 +403,7 @@ class _Columns:
 
 def hessian_diagonal(columns: Sequence[np.ndarray], hessp: Any) -> np.ndarray:
     r"""The diagonal of :math:`X^\top H_L X`, :math:`x_j^\top H_L x_j` for each column
-    :math:`x_j` of ``columns`` (:class:`_Columns`, or any sequence of the columns; d
+    :math:`x_j` of ``columns`` (:class:`FeatureColumns`, or any sequence of the columns; d
     products with :math:`H_L`, O(nd) in all, about one Hessian product). The Newton system
     :math:`H = I + C X^\top H_L X` has the diagonal :math:`1 + C x_j^\top H_L x_j`, the
     Jacobi preconditioner of CG.
@@ -429,7 +423,7 @@ def hessian_diagonal(columns: Sequence[np.ndarray], hessp: Any) -> np.ndarray:
 
 def newton_matrix(X: Any, columns: Sequence[np.ndarray], hessp: Any) -> np.ndarray:
     r""":math:`X^\top H_L X` formed column by column (d Hessian products, one column of X
-    at a time, from ``columns``: :class:`_Columns`)."""
+    at a time, from ``columns``: :class:`FeatureColumns`)."""
     d = X.shape[1]
     matrix = np.empty((d, d))
     for j in range(d):
