@@ -70,7 +70,7 @@ from cvxrank.threads import blas_threads  # noqa: E402
 def call_times(model, d: int, rng: np.random.Generator) -> tuple[float, float]:
     """Median seconds of a loss evaluation at a trial point and of a Hessian product."""
     direction = rng.normal(size=d) * 1e-3
-    model.set_direction(direction, None)
+    model.set_direction(direction)
     evaluations, products = [], []
     for rep in range(7):
         t = 0.5 / (rep + 1)  # a new trial point each time (nothing kept to reuse)

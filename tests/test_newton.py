@@ -307,9 +307,8 @@ def test_exact_newton_steps_reach_the_reference(seed, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("preconditioned", [False, True])
-def test_conjugate_gradient_solves_and_maps_its_solution(preconditioned: bool) -> None:
-    # the hand-written CG against numpy's solve on I + C X^T D X, and the image X x it
-    # accumulates from the products against the direct product
+def test_conjugate_gradient_solves(preconditioned: bool) -> None:
+    # the hand-written CG against numpy's solve on I + C X^T D X
     from cvxrank.solvers.newton import _conjugate_gradient
 
     rng = np.random.default_rng(4)
@@ -318,9 +317,25 @@ def test_conjugate_gradient_solves_and_maps_its_solution(preconditioned: bool) -
     A = np.eye(8) + 0.5 * X.T @ (D[:, None] * X)
     b = rng.normal(size=8)
     diagonal = np.diag(A).copy() if preconditioned else None
-    x, products, image = _conjugate_gradient(
-        lambda v: (A @ v, X @ v), b, 1e-12, 100, diagonal)
+    x, products = _conjugate_gradient(lambda v: A @ v, b, 1e-12, 100, diagonal)
     assert 0 < products <= 100
     np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-8)
-    np.testing.assert_allclose(image, X @ x, rtol=1e-9, atol=1e-9 * np.abs(X @ x).max())
-    assert _conjugate_gradient(lambda v: (A @ v, X @ v), np.zeros(8), 0.5, 10, None)[2] is None
+    assert _conjugate_gradient(lambda v: A @ v, np.zeros(8), 0.5, 10, None) == (
+        pytest.approx(np.zeros(8)), 0)
+
+
+def test_ohsumed_fold3_certifies_its_test_measures(shared_data) -> None:
+    """PRSVM+ at C = 1 on OHSUMED Fold3 reaches the exact optimum and certifies every test
+    measure in a few Newton steps (with the step's scores summed from CG's products it
+    crawled for 15 steps at a radius of 3.4e-3, 21 MAP queries uncertified)."""
+    from cvxrank.certify import EvaluationTarget
+    from cvxrank.data import read_svmlight
+    from cvxrank.fitting import fit_formulation
+
+    root = shared_data / "letor3_ohsumed" / "QueryLevelNorm" / "Fold3"
+    test = read_svmlight(root / "test.txt")
+    target = EvaluationTarget.of([test], k=10, convention="letor3")
+    f = RankSVM(read_svmlight(root / "train.txt"), C=1.0, loss="squared_hinge")
+    run = fit_formulation(f, certify=target)
+    assert run.converged and run.n_iter <= 8
+    assert all(c["certified"] for c in target.report(f, run)[0].values())

@@ -330,9 +330,9 @@ class ShardedNewtonModel:
     def loss_gradient(self) -> np.ndarray:
         return self.evaluation.gradient
 
-    def hessian_product(self, v: np.ndarray) -> tuple[np.ndarray, None]:
+    def hessian_product(self, v: np.ndarray) -> np.ndarray:
         return self._f.sum_terms(tasks.hessian_product, self._engine,
-                                 self._w, np.asarray(v, dtype=np.float64))[2], None
+                                 self._w, np.asarray(v, dtype=np.float64))[2]
 
     def hessian_diagonal(self) -> np.ndarray:
         return self._f.sum_terms(tasks.diagonal, self._engine, self._w)[2]
@@ -340,7 +340,7 @@ class ShardedNewtonModel:
     def newton_matrix(self) -> np.ndarray:
         return self._f.sum_terms(tasks.matrix, self._engine, self._w)[2]
 
-    def set_direction(self, direction: np.ndarray, image: np.ndarray | None) -> None:
+    def set_direction(self, direction: np.ndarray) -> None:
         self._direction = np.asarray(direction, dtype=np.float64)
 
     def try_step(self, w_new: np.ndarray, t: float) -> LossSums:

@@ -212,26 +212,24 @@ def solve_truncated_newton(
             continue
         g0_norm = g_norm if g0_norm is None else g0_norm
 
-        def matvec(v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-            product, image = model.hessian_product(v)
-            return v + C * product, image
+        def matvec(v: np.ndarray) -> np.ndarray:
+            return v + C * model.hessian_product(v)
 
         explicit = (explicit_allowed and bool(cg_counts) and cg_counts[-1] >= d
                     and value - bound > EXPLICIT_GAP * abs(value))
-        image = None  # X @ direction, when CG accumulated it
         if explicit:
             direction, n_cg = _newton_system(model.newton_matrix(), C, g), d
             explicit_steps += 1
         else:
             diagonal = (1.0 + C * np.maximum(model.hessian_diagonal(), 0.0)
                         if model.scaled else None)
-            direction, n_cg, image = _conjugate_gradient(
+            direction, n_cg = _conjugate_gradient(
                 matvec, g, _forcing(g_norm / g0_norm, rec), max_cg, diagonal)
         cg_counts.append(n_cg)
         decrement = float(g @ direction)
         if not decrement > 0:  # CG returned no descent direction: fall back to the gradient
-            direction, decrement, image = g, g_norm * g_norm, None
-        model.set_direction(direction, image)
+            direction, decrement = g, g_norm * g_norm
+        model.set_direction(direction)
         t = 1.0
         while True:
             w_new = w - t * direction
@@ -295,8 +293,8 @@ class NewtonModel(Protocol):
     def loss_gradient(self) -> np.ndarray:
         r""":math:`X^\top \partial L / \partial s` at the iterate."""
 
-    def hessian_product(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        r""":math:`X^\top H_L X v` at the iterate, and :math:`X v` (None when not kept)."""
+    def hessian_product(self, v: np.ndarray) -> np.ndarray:
+        r""":math:`X^\top H_L X v` at the iterate."""
 
     def hessian_diagonal(self) -> np.ndarray:
         r"""The diagonal of :math:`X^\top H_L X` at the iterate."""
@@ -304,9 +302,8 @@ class NewtonModel(Protocol):
     def newton_matrix(self) -> np.ndarray:
         r""":math:`X^\top H_L X` (d x d) at the iterate."""
 
-    def set_direction(self, direction: np.ndarray, image: np.ndarray | None) -> None:
-        """The Newton direction of the coming line search, and its image under X as CG
-        accumulated it (None: none)."""
+    def set_direction(self, direction: np.ndarray) -> None:
+        """The Newton direction of the coming line search."""
 
     def try_step(self, w_new: np.ndarray, t: float) -> LossEvaluation:
         """The loss at the trial point ``w_new = w - t * direction``."""
@@ -337,9 +334,8 @@ class LocalNewtonModel:
     def loss_gradient(self) -> np.ndarray:
         return np.asarray(self._X.T @ self.evaluation.grad)
 
-    def hessian_product(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        xv = np.asarray(self._X @ v)
-        return np.asarray(self._X.T @ self.evaluation.hessp(xv)), xv
+    def hessian_product(self, v: np.ndarray) -> np.ndarray:
+        return np.asarray(self._X.T @ self.evaluation.hessp(np.asarray(self._X @ v)))
 
     def hessian_diagonal(self) -> np.ndarray:
         return hessian_diagonal(self._columns, self.evaluation.hessp)
@@ -347,12 +343,12 @@ class LocalNewtonModel:
     def newton_matrix(self) -> np.ndarray:
         return newton_matrix(self._X, self._columns, self.evaluation.hessp)
 
-    def set_direction(self, direction: np.ndarray, image: np.ndarray | None) -> None:
-        if image is None or self.scaled:
-            # (on badly scaled features the image summed over CG's steps loses the digits
-            # that the product keeps)
-            image = np.asarray(self._X @ direction)
-        self._x_dir = image
+    def set_direction(self, direction: np.ndarray) -> None:
+        # the product itself, not X p summed over CG's steps: after tens of CG steps that
+        # sum drifted from X direction, the scores s from X w, and the line search then
+        # crawled at rounding level (OHSUMED Fold3, C = 1: 15 Newton steps and a radius of
+        # 3.4e-3 instead of 5 steps to the exact optimum)
+        self._x_dir = np.asarray(self._X @ direction)
 
     def try_step(self, w_new: np.ndarray, t: float) -> LossEvaluation:
         s_new = self._s - t * self._x_dir
@@ -445,22 +441,15 @@ def _newton_system(matrix: np.ndarray, C: float, g: np.ndarray) -> np.ndarray:
 
 
 def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float, maxiter: int,
-                        diagonal: np.ndarray | None
-                        ) -> tuple[np.ndarray, int, np.ndarray | None]:
-    """Linear conjugate gradients for ``A x = b`` from x = 0, preconditioned by the inverse of
-    ``diagonal`` (Jacobi; None: none), until the residual is at most ``rtol ||b||`` or
-    ``maxiter`` products.
-
-    ``matvec(v)`` returns ``(A v, M v)``, where M is a linear map whose image of the solution
-    the caller needs (the Newton step's change of the scores, ``X x``, which the product
-    ``A v = v + C X^T H_L X v`` computes on the way): ``M x`` is accumulated from the
-    ``M p`` of the steps, so it costs no product with X. ``M v`` may be None (no image
-    wanted: sharded data, whose scores stay on the workers).
+                        diagonal: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """Linear conjugate gradients for ``A x = b`` from x = 0 (``matvec(v)`` is ``A v``),
+    preconditioned by the inverse of ``diagonal`` (Jacobi; None: none), until the residual
+    is at most ``rtol ||b||`` or ``maxiter`` products.
 
     Returns
     -------
-    x, products, image
-        The solution, the number of products, and ``M x`` (None after no step: x = 0).
+    x, products
+        The solution and the number of products.
 
     Notes
     -----
@@ -470,7 +459,6 @@ def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float, maxiter: int,
     test) so that a fit does not import ``scipy.sparse.linalg``.
     """
     x = np.zeros_like(b)
-    image: np.ndarray | None = None
     r = b.copy()
     threshold = rtol * float(np.linalg.norm(b))
     inverse = None if diagonal is None else 1.0 / diagonal
@@ -478,25 +466,19 @@ def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float, maxiter: int,
     rho_previous = 1.0
     for iteration in range(maxiter):
         if float(np.linalg.norm(r)) <= threshold:
-            return x, iteration, image
+            return x, iteration
         z = r if inverse is None else inverse * r
         rho = float(r @ z)
         p = z.copy() if p is None else z + (rho / rho_previous) * p
-        q, mapped = matvec(p)
+        q = matvec(p)
         curvature = float(p @ q)
         if curvature == 0.0:  # p = 0 to working precision: nothing more to gain
-            return x, iteration + 1, image
+            return x, iteration + 1
         alpha = rho / curvature
         x += alpha * p
-        if mapped is None:  # a matvec that gives no image (sharded data)
-            pass
-        elif image is None:
-            image = alpha * mapped
-        else:
-            image += alpha * mapped
         r -= alpha * q
         rho_previous = rho
-    return x, maxiter, image
+    return x, maxiter
 
 
 @solver("prsvm", needs=ENGINE_NEEDS["pairs"], tol=tolerances.NEWTON_GAP, max_iter=MAX_ITER)
