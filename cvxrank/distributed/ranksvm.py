@@ -383,7 +383,7 @@ def fit_sharded(objective: ShardedRankSVM, solver: str = "auto", **options: Any)
     ShardsLost
         When shards are lost before the first iterate was recorded.
     """
-    from cvxrank.fitting import fit_formulation
+    from cvxrank.fitting import default_solver, fit_formulation
 
     last: dict[str, Any] = {}
     callback = options.pop("callback", None)
@@ -398,14 +398,16 @@ def fit_sharded(objective: ShardedRankSVM, solver: str = "auto", **options: Any)
     except ShardsLost as lost:
         if not last:
             raise
-        run = _last_iterate(objective, last, lost)
+        name = default_solver(objective) if solver.lower() == "auto" else solver.lower()
+        run = _last_iterate(objective, name, last, lost)
     clock = dict(objective.clock)
     clock["master_time"] = max(run.time - clock["compute_time"] - clock["communication_time"],
                                0.0)
     return run.replace(info={**clock, "n_shards": objective.data.n_shards})
 
 
-def _last_iterate(objective: ShardedRankSVM, last: dict[str, Any], lost: ShardsLost) -> Run:
+def _last_iterate(objective: ShardedRankSVM, solver: str, last: dict[str, Any],
+                  lost: ShardsLost) -> Run:
     """The run of a fit stopped by :class:`ShardsLost`: its last recorded point with the
     certificate the trace holds (the best lower bound recorded; the solver's radius at that
     point, or the gap's)."""
@@ -416,7 +418,6 @@ def _last_iterate(objective: ShardedRankSVM, last: dict[str, Any], lost: ShardsL
     gap = objective_value - float(duals.max()) if duals.size else math.nan
     radius = min(float(trace.radius[-1]) if math.isfinite(trace.radius[-1]) else math.inf,
                  certified_radius(gap, objective.strong_convexity) if duals.size else math.inf)
-    solver = "prsvm+" if "pairwise_newton" in objective.capabilities else "1-slack"
     return Run(w=last["w"], alpha=None, trace=trace, status=Status.INTERRUPTED,
                message=f"stopped: {lost}; the last certified iterate is returned",
                n_iter=int(last["k"]), solver=solver, formulation=objective.name,
