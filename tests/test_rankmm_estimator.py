@@ -179,7 +179,7 @@ def test_fit_cli_help_states_the_objective(capsys) -> None:
 
 
 @pytest.mark.parametrize("args, reason", [
-    (("--loss", "foo"), "invalid choice: 'foo'"),
+    (("--loss", "foo"), "method rankmm has the losses average, max, max_average; got 'foo'"),
     (("--loss", "hinge"), "method rankmm has the losses average, max, max_average"),
     (("--C", "0"), "--C"),
 ])

@@ -26,8 +26,12 @@ ball of the run's certified radius ranks every query with the same measure value
 :mod:`cvxrank.certify`); without ``--test``, until the model radius is at most
 :data:`cvxrank.tolerances.MODEL_RADIUS` of ``||w||`` (``--model-radius``; 0 stops at the
 tolerance, as svm_rank and LIBLINEAR do). The report says per measure whether it is
-certified and how many queries are not (a stochastic or non-convex solver certifies
-nothing).
+certified and how many queries are not (the text: how many measures are not, naming the
+first :data:`NAMED_MEASURES`; a stochastic or non-convex solver certifies nothing). Where a
+run has no certified gap or radius, the text says so in words and the JSON gives null.
+ConeRank's joint problem is not convex; its report gives instead each convex block's
+certificate at the returned point (``blocks``: the folding-in, W for the returned U, and
+the basis, U for the returned W; :func:`cvxrank.solvers.conerank.block_certificates`).
 
 **Every run returns its model.** A run that stops before its tolerance (``--max-iter``,
 ``--time-budget``, Ctrl-C, a numerical failure) still prints its report and saves its last
@@ -39,6 +43,7 @@ JSON (``--json``): ``method``, ``loss``, the method's parameters, ``train``, ``s
 (seconds on the solver's clock, set-up included), ``setup_time``, ``clock`` (what ``time``
 measures), ``status``, ``converged``, ``message``, ``gap`` (certified duality gap),
 ``relative_gap``, ``w_radius`` (certified bound on ``||w - w*||``; null without one),
+``blocks`` (ConeRank: per block ``block``, ``gap``, ``relative_gap``, ``radius``),
 ``normalize``, ``zero_model``, the formulation's sizes (``n_dual``, ``n_pairs``;
 ``n_rankings_log10`` for the structured methods), ``read_time`` (CPU seconds reading the
 data files), ``cg_iterations`` (PRSVM and PRSVM+: Hessian products per Newton step),
@@ -75,20 +80,25 @@ which measures are certified, :func:`cvxrank.load_model` gives its estimator. It
 write over the training, test or ``--query`` file, and writes through a temporary file
 renamed into place (:mod:`cvxrank.output_files`).
 
-Exit codes: 0 when the run converged (or, for a solver without a stopping test such as
-ConeRank's stochastic Alg. 1, made the iterations it was asked for); **3** when it returned
-its model without meeting its tolerance (the report and model are still written);
-``--require-converged`` makes that an error (exit 1, after the report and model); 2 for bad
-input (unreadable data, an unknown solver, a data set too large for the chosen solver, an
-option of another method), with one line ``cvxrank: error: <reason>`` on stderr.
+Exit codes: 0 when the run converged (status ``converged``); **3** when it returned its
+model with any other status (the report and model are still written), a solver without a
+stopping test such as ConeRank's stochastic Alg. 1 included: it always stops at its
+``max_iter`` passes; ``--require-converged`` makes that an error (exit 1, after the report
+and model); 2 for bad input (unreadable data, a loss of another method, an unknown solver
+or one that cannot run on the method and loss, a data set too large for the chosen
+solver, an option of another method), with one line ``cvxrank: error: <reason>`` on
+stderr, whose lists of losses and solvers name only those of the chosen method and loss
+(:func:`check_solver`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from cvxrank.cli.common import (
@@ -109,6 +119,7 @@ from cvxrank.tolerances import MODEL_RADIUS
 if TYPE_CHECKING:
     from cvxrank.data.normalize import Normalization
     from cvxrank.data.ranking_data import RankingData
+    from cvxrank.methods import Method
     from cvxrank.model_file import SavedModel
 
 #: What the reported ``time`` measures (the JSON key ``clock``).
@@ -124,7 +135,8 @@ EXIT_REQUIRED_CONVERGENCE = 1
 
 def run_report(run: Any) -> dict[str, Any]:
     """The fields of a fit's report that every method shares: solver, objective,
-    iterations, clocks, status and certificate."""
+    iterations, clocks, status and certificate (and, for ConeRank, its blocks' certificates,
+    :func:`cvxrank.solvers.conerank.block_certificates`)."""
     return {
         "solver": run.solver,
         "objective": run.objective,
@@ -134,17 +146,20 @@ def run_report(run: Any) -> dict[str, Any]:
         "clock": CLOCK,
         **run.certificate(),
         "message": run.message,
+        **({"blocks": [dataclasses.asdict(b) for b in run.info["blocks"]]}
+           if "blocks" in run.info else {}),
     }
 
 
 def method_options(parser: argparse.ArgumentParser) -> None:
-    """``--method`` and ``--loss``, from the methods table (shared with ``grid``)."""
+    """``--method`` and ``--loss``, from the methods table. The loss is checked against the
+    chosen method's (:meth:`cvxrank.methods.Method.check_loss`), so that a refusal names
+    that method's losses only."""
     from cvxrank.methods import METHODS
 
-    losses = sorted({loss for m in METHODS.values() for loss in m.losses})
     parser.add_argument("--method", choices=tuple(METHODS), default="ranksvm",
                         help="; ".join(f"{m.name}: {m.description}" for m in METHODS.values()))
-    parser.add_argument("--loss", choices=losses, default=None, metavar="LOSS",
+    parser.add_argument("--loss", default=None, metavar="LOSS",
                         help="the method's loss (default its first): " + "; ".join(
                             f"{m.name}: {', '.join(m.losses)}" for m in METHODS.values()))
 
@@ -286,12 +301,68 @@ def run_fit(args: argparse.Namespace) -> int:
     # The formulation and fit_formulation directly (what the estimators call), so that a
     # fit from the command line does not import scikit-learn (about 1 s of start-up).
     formulation = method.build(train, loss=loss, **params)
+    check_solver(method, formulation, args.solver)
     target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
     run = fit_with_progress(args, loss, formulation, lambda options: fit_formulation(
         formulation, certify=target, **options, **solver_options))
     return report_fit(args, formulation, run, loss=loss, params=params,
                       solver_options=solver_options, test=test, target=target,
                       read_time=read_time, training=training, normalization=normalization)
+
+
+def usable_solvers(method: Method, formulation: Any) -> list[str]:
+    """The solvers that run on ``formulation`` (its method and loss): the hand-written ones
+    that can (:func:`cvxrank.solvers.solvers_for`: needs and loss), those ``auto`` tries
+    first in its order, then the CVXPY solvers when its certified reference applies (a
+    convex formulation of at most :data:`cvxrank.fitting.REFERENCE_MAX_VARIABLES` dual
+    variables)."""
+    from cvxrank import fitting
+    from cvxrank.formulations.base import Formulation
+    from cvxrank.solvers import solvers_for
+
+    usable = solvers_for(formulation)
+    ordered = [s for s in method.solvers if s in usable]
+    ordered += [s for s in usable if s not in ordered]
+    if (isinstance(formulation, Formulation)
+            and formulation.n_dual <= fitting.REFERENCE_MAX_VARIABLES):
+        ordered += fitting.CVXPY_SOLVERS
+    return ordered
+
+
+def check_solver(method: Method, formulation: Any, solver: str) -> None:
+    """Refuse, before the fit, a ``--solver`` that cannot run on ``formulation``, naming
+    the ones that can (:func:`usable_solvers`).
+
+    Raises
+    ------
+    UsageError
+        For an unknown solver, a hand-written one whose needs or loss the formulation does
+        not meet, or a CVXPY solver on a non-convex formulation or one too large for it.
+    """
+    name = solver.lower()
+    usable = usable_solvers(method, formulation)
+    if name != "auto" and name not in usable:
+        raise UsageError(f"{solver_refusal(formulation, name)}; the solvers for "
+                         f"{formulation.name}: {', '.join(usable)}")
+
+
+def solver_refusal(formulation: Any, name: str) -> str:
+    """Why the solver ``name``, not one of :func:`usable_solvers`, cannot run on
+    ``formulation``."""
+    from cvxrank import fitting
+    from cvxrank.capabilities import refusal
+    from cvxrank.formulations.base import Formulation
+    from cvxrank.solvers import get_solver, solver_names
+
+    if name in fitting.CVXPY_SOLVERS:
+        if not isinstance(formulation, Formulation):
+            return f"{formulation.name} is not convex: it has no CVXPY reference"
+        return (f"{formulation.n_dual:,} dual variables is too large for the CVXPY reference "
+                f"solver {name} (limit {fitting.REFERENCE_MAX_VARIABLES:,})")
+    if name not in solver_names():
+        return f"unknown solver {name!r}"
+    solve = get_solver(name)
+    return refusal(formulation, name, solve.needs, solve.losses)
 
 
 def read_shard_file(path: str, fmt: str | None, cache: bool | None) -> Any:
@@ -409,7 +480,7 @@ def report_fit(args: argparse.Namespace, formulation: Any, run: Any, *, loss: st
             params={**params, **solver_options}, training=training,
             normalization=normalization))
     print(text)
-    if run.finished:
+    if run.converged:
         return 0
     if args.require_converged:
         raise NotConverged(f"{run.solver} stopped with status {run.status.value}: "
@@ -510,6 +581,60 @@ def saved_model(formulation: Any, run: Any, *, method: str, loss: str, params: d
         w_radius=run.w_radius, arrays=arrays)
 
 
+#: How many of the measures that are not certified the text report names (the JSON's
+#: ``certified`` has every one).
+NAMED_MEASURES = 3
+
+#: The text report's names of ConeRank's blocks (:func:`block_lines`) and of the point
+#: each block's radius bounds.
+BLOCK_NAMES = {"folding-in": ("folding-in (W for the returned U)", "W"),
+               "basis": ("basis (U for the returned W)", "U")}
+
+
+def finite(value: Any, form: str, missing: str) -> str:
+    """``form.format(value)``, or the words ``missing`` for a value that is None, NaN or
+    infinite (a text report prints no nan or inf)."""
+    if value is None or not math.isfinite(value):
+        return missing
+    return form.format(value)
+
+
+def certificate_text(gap: float, relative_gap: float, radius: float, point: str) -> str:
+    """``gap G (relative R), ||w - w*|| <= r``, each part in words where there is no
+    certificate."""
+    return ", ".join((
+        finite(gap, "gap {:.3g}", "no certified gap")
+        + finite(relative_gap, " (relative {:.2e})", ""),
+        finite(radius, f"||{point} - {point}*|| <= {{:.3g}}", "no certified radius")))
+
+
+def block_lines(blocks: Iterable[dict[str, Any]]) -> list[str]:
+    """One line per ConeRank block certificate (:func:`run_report`'s ``blocks``)."""
+    lines = []
+    for block in blocks:
+        name, point = BLOCK_NAMES[block["block"]]
+        label = "blocks     " if not lines else " " * 11
+        lines.append(f"{label}{name}: " + certificate_text(block["gap"], block["relative_gap"],
+                                                           block["radius"], point))
+    return lines
+
+
+def uncertified_text(certified: dict[str, dict[str, Any]]) -> str:
+    """The measures that are not certified: their count and the first
+    :data:`NAMED_MEASURES` of them (with their uncertified queries where the model has a
+    certificate), or that every measure is."""
+    missing = {m: c["uncertified_queries"] for m, c in certified.items()
+               if not c["certified"]}
+    if not missing:
+        return "every measure certified"
+    named = [m.upper() + ("" if n is None else f" ({n} quer{'y' if n == 1 else 'ies'})")
+             for m, n in list(missing.items())[:NAMED_MEASURES]]
+    more = ", ..." if len(missing) > NAMED_MEASURES else ""
+    why = (" (no certified radius)" if all(n is None for n in missing.values()) else "")
+    return (f"{len(missing)} measure{'' if len(missing) == 1 else 's'} not certified{why}: "
+            f"{', '.join(named)}{more}")
+
+
 def format_report(report: dict[str, Any]) -> str:
     """The text form of a fit report."""
     from cvxrank.methods import get
@@ -528,12 +653,16 @@ def format_report(report: dict[str, Any]) -> str:
         f"method     {report['method']} ({report['loss']}{', ' + params if params else ''})",
         f"train      {report['train']}" + (f" ({sizes})" if sizes else ""),
         f"solver     {report['solver']} ({report['status']}): {report['message']}",
-        f"objective  {report['objective']:.10g}",
+        "objective  " + finite(report["objective"], "{:.10g}", "none recorded"),
         f"iterations {report['iterations']}",
         f"time       {report['time']:.3f} s (solver clock; set-up {report['setup_time']:.3f} s)",
-        f"memory     {report['peak_memory_mb']:.0f} MB (peak of the whole process)",
-        f"certified  gap {report['gap']:.3g} (relative {report['relative_gap']:.2e}), "
-        f"||w - w*|| <= {report['w_radius']:.3g}",
+        "memory     " + finite(report["peak_memory_mb"], "{:.0f} MB (peak of the whole "
+                               "process)", "unknown"),
+        "certified  " + certificate_text(report["gap"], report["relative_gap"],
+                                         report["w_radius"], "w")
+        + (" (the joint problem is not convex; its blocks below)" if "blocks" in report
+           else ""),
+        *block_lines(report.get("blocks", ())),
     ]
     if "time_split" in report:
         split = report["time_split"]
@@ -544,13 +673,9 @@ def format_report(report: dict[str, Any]) -> str:
     if "test" in report:
         lines.append(f"test       {report['test']} (preset {report['preset']})")
         measures = [f"ndcg@{i}" for i in (1, 3, 5, 10) if i <= report["k"]] + ["map", "mrr"]
-        lines.append("  ".join(f"{m.upper()}={report[m]:.4f}" for m in measures if m in report))
-        uncertified = {m: c["uncertified_queries"] for m, c in report["certified"].items()
-                       if not c["certified"]}
-        lines.append("optimum's  " + ("every measure certified" if not uncertified else
-                     "not certified: " + ", ".join(
-                         f"{m} ({'?' if n is None else n} queries)"
-                         for m, n in uncertified.items())))
+        lines.append("  ".join(f"{m.upper()}={finite(report[m], '{:.4f}', 'none')}"
+                               for m in measures if m in report))
+        lines.append("optimum's  " + uncertified_text(report["certified"]))
         ties = report["ties"]
         lines.append(f"ties       {ties['documents']} documents in {ties['queries']} queries "
                      f"have tied scores; broken by {ties['description']}")

@@ -46,7 +46,6 @@ from cvxrank.sandbox.checking import (
     figure,
     register,
     registered,
-    solvers_for,
     verify_entry,
 )
 from cvxrank.sandbox.losses import (
@@ -60,6 +59,7 @@ from cvxrank.sandbox.losses import (
 )
 from cvxrank.sandbox.pairwise import PairwiseFormulation
 from cvxrank.sandbox.sets import ConstraintSet
+from cvxrank.solvers import solvers_for
 
 __all__ = [
     "Check",

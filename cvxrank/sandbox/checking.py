@@ -40,7 +40,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from cvxrank import registry, tolerances
-from cvxrank.capabilities import SOLVERS, missing_capabilities, takes_options
+from cvxrank.capabilities import takes_options
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import Formulation
 from cvxrank.plots import figure_for_formulation
@@ -248,15 +248,6 @@ def check(solver: Any, formulation: Formulation, rate: Rate, *, tol: float | Non
 def figure(*checks: Check) -> Figure:
     """The checks' runs in one figure (they must be on the same formulation and data)."""
     return figure_for_formulation([c.outcome for c in checks])
-
-
-def solvers_for(formulation: Any) -> list[str]:
-    """The declared solvers (the package's and any declared since) whose needs the
-    formulation meets, sorted."""
-    import cvxrank.solvers  # noqa: F401 (declares the package's solvers)
-
-    return sorted(n for n, fn in SOLVERS.items() if not missing_capabilities(formulation,
-                                                                             fn.needs))
 
 
 # -- verify -------------------------------------------------------------------------------

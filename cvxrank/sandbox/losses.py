@@ -10,7 +10,11 @@ the numpy value equals the CVXPY expression's value, the numpy derivative CVXPY'
 none) and the numpy second derivative a five-point finite difference of that gradient, each
 to :data:`cvxrank.tolerances.EXPRESSION_MATCH` relative; it also checks the declared
 ranges of :math:`\ell'` and :math:`\ell''` there. A mismatch raises
-:class:`ExpressionMismatchError` naming the loss, the quantity and the point.
+:class:`ExpressionMismatchError` naming the loss, the quantity and the point. A pair loss is
+a function of every real t (a score difference takes any value), so the numpy value and
+derivatives must also be finite at every one of those points (:func:`check_finite`), those
+where the CVXPY expression is not finite included (``-cp.log(t)`` is refused at the first
+``t <= 0``): a ValueError names the point.
 
 The dual of a pairwise formulation needs the convex conjugate
 :math:`\ell^*(y) = \sup_t\, y t - \ell(t)`; in numpy it is computed here from the
@@ -149,6 +153,9 @@ class PairLoss:
     ExpressionMismatchError
         If the two forms disagree, the expression is not convex or not elementwise, or a
         declared range is violated at a test point.
+    ValueError
+        If a declared range is malformed, or the numpy value or a derivative is not finite
+        at a test point (:func:`check_finite`).
     """
 
     name: str
@@ -173,6 +180,7 @@ class PairLoss:
         object.__setattr__(self, "slope_range", (lo, hi))
         object.__setattr__(self, "curvature_range", (low, high))
         check_agreement(self)
+        check_finite(self)
         object.__setattr__(self, "fingerprint", _fingerprint(self))
         object.__setattr__(self, "_edges", (self._edge(lo, upper=False),
                                             self._edge(hi, upper=True)))
@@ -353,6 +361,38 @@ def check_agreement(loss: PairLoss, points: np.ndarray | None = None) -> None:
     second = np.asarray(loss.second_derivative(t), dtype=float)
     compare("second_derivative", second, curvature, smooth, source)
     _check_ranges(loss, t, slope, second, smooth)
+
+
+def check_finite(loss: PairLoss, points: np.ndarray | None = None) -> None:
+    """Check that a loss's numpy value and derivatives are finite at every test point.
+
+    A pair loss is defined at every real t (a pair's score difference takes any value), so
+    a NaN or infinite numpy form (``-np.log(t)`` at ``t <= 0``) is refused when the loss is
+    made, not met later by a solver as a NaN objective.
+
+    Parameters
+    ----------
+    loss : PairLoss
+    points : ndarray, optional
+        Where to evaluate (default :func:`check_points`, all of them: also where the CVXPY
+        expression is not finite, which :func:`check_agreement` leaves out).
+
+    Raises
+    ------
+    ValueError
+        Naming the loss, the quantity and the first point where it is not finite.
+    """
+    t = np.asarray(check_points() if points is None else points, dtype=float)
+    for quantity, fn in (("value", loss.value), ("derivative", loss.derivative),
+                         ("second_derivative", loss.second_derivative)):
+        with np.errstate(all="ignore"):
+            values = np.broadcast_to(np.asarray(fn(t), dtype=float), t.shape)
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            k = bad[0]
+            raise ValueError(f"loss {loss.name!r}: numpy {quantity}(t) = {float(values[k])!r} "
+                             f"at t = {float(t[k])!r} is not finite; a pair loss must be "
+                             "finite at every real t (a score difference takes any value)")
 
 
 class _CvxpyForm:

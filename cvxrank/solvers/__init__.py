@@ -11,7 +11,7 @@ and the rate each is expected to reach.
 from collections.abc import Callable
 from typing import Any
 
-from cvxrank.capabilities import SOLVERS
+from cvxrank.capabilities import SOLVERS, can_run
 from cvxrank.solvers.conerank import (
     solve_alternation_eg,
     solve_alternation_sg,
@@ -39,6 +39,12 @@ def solver_names() -> list[str]:
     return sorted(SOLVERS)
 
 
+def solvers_for(formulation: Any) -> list[str]:
+    """The declared solvers (the package's and any declared since) that can run on the
+    formulation (:func:`cvxrank.capabilities.can_run`: needs and loss), sorted."""
+    return sorted(n for n, fn in SOLVERS.items() if can_run(fn, formulation))
+
+
 __all__ = [
     "get_solver",
     "solve_accelerated_gradient",
@@ -61,4 +67,5 @@ __all__ = [
     "solve_stochastic_sg",
     "solve_truncated_newton",
     "solver_names",
+    "solvers_for",
 ]

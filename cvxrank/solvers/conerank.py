@@ -27,6 +27,11 @@ Alternations, recording the objective (18) after every half-step:
 * :func:`reference_alternation`: the same block-coordinate descent with every block solved
   by CVXPY and certified (:func:`cvxrank.reference.solve_reference`).
 
+The joint problem is not convex, so a run has no certified gap or radius of its own; what
+it certifies is each block at the returned point (:func:`block_certificates`, in
+``Run.info["blocks"]`` of the alternations and the stochastic solver): how far W is from
+the best coefficients for the returned U, and U from the best basis for the returned W.
+
 :func:`profile_objective` evaluates (9)'s objective at a basis (the coefficients minimized
 out, certified). Prediction (Alg. 2): :func:`vote_scores` folds every test pair in without
 constraints (least squares) and counts votes, :math:`O(n_q^2 (N + K))` per query;
@@ -41,6 +46,7 @@ References
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -57,6 +63,7 @@ from cvxrank.formulations.conerank import (
     objective,
 )
 from cvxrank.threads import blas_threads
+from cvxrank.tolerances import gap_scale
 from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder
 
 FoldInMethod = Literal["pg", "eg", "sg-paper", "eg-paper"]
@@ -122,6 +129,32 @@ class BlockResult:
     gap: float
     n_iter: int
     converged: bool
+
+
+@dataclass(frozen=True)
+class BlockCertificate:
+    r"""What one convex block certifies at a point (U, W) of the joint problem.
+
+    Attributes
+    ----------
+    block : str
+        ``"folding-in"`` (W for the fixed U) or ``"basis"`` (U for the fixed W).
+    gap : float
+        The block's certified Frank-Wolfe gap: the objective (18) minus a lower bound on
+        the block's minimum.
+    relative_gap : float
+        ``gap`` relative to the objective (:func:`cvxrank.tolerances.gap_scale`).
+    radius : float
+        Certified bound on the Frobenius distance from the block's point to the block's
+        minimizer (:math:`\|W - W^*(U)\|_F` or :math:`\|U - U^*(W)\|_F`), from the
+        block's strong convexity; infinite when the block is not strongly convex (a
+        rank-deficient U or W).
+    """
+
+    block: str
+    gap: float
+    relative_gap: float
+    radius: float
 
 
 class _FoldInProblem:
@@ -351,6 +384,52 @@ def update_basis(block: BasisUpdate, U0: np.ndarray, *, method: BasisMethod = "p
                                                                                         0.0))
 
 
+def _curvature_floor(M: np.ndarray) -> float:
+    """A lower bound on the smallest eigenvalue of the symmetric matrix M, less the
+    rounding of its computation (0 when M is singular to rounding)."""
+    eigenvalues = np.linalg.eigvalsh(M)
+    slack = M.shape[0] * np.finfo(float).eps * max(float(eigenvalues[-1]), 0.0)
+    return max(float(eigenvalues[0]) - slack, 0.0)
+
+
+def block_certificates(f: ConeRank, U: np.ndarray, W: np.ndarray) -> tuple[BlockCertificate,
+                                                                          BlockCertificate]:
+    """Each convex block's certificate at ``(U, W)``: folding-in, then basis, both gaps
+    relative to the objective (18) there. :math:`O(pNK)`."""
+    fold = _FoldInProblem(f.pairs, U, f.band)
+    scale = gap_scale(fold.value(W))
+    return _folding_in_certificate(fold, W, scale), _basis_certificate(f.basis_update(W), U,
+                                                                       scale)
+
+
+def _folding_in_certificate(fold: _FoldInProblem, W: np.ndarray,
+                            scale: float) -> BlockCertificate:
+    r"""Pair j's loss :math:`a_j \|z_j - U w_j\|^2` is :math:`2 a_j \lambda_{\min}(U^\top
+    U)`-strongly convex, so its Frank-Wolfe gap :math:`g_j` bounds :math:`\|w_j -
+    w_j^*\|^2 \le g_j / (a_j \lambda_{\min})`; the radius sums them over the pairs."""
+    pair_gaps = np.maximum(fold.gaps(W), 0.0)
+    curvature = _curvature_floor(fold.M)
+    radius = (float(np.sqrt(np.sum(pair_gaps / (fold.a * curvature)))) if curvature > 0
+              else math.inf)
+    gap = float(pair_gaps.sum())
+    return BlockCertificate("folding-in", gap, gap / scale, radius)
+
+
+def _basis_certificate(basis: BasisUpdate, U: np.ndarray, scale: float) -> BlockCertificate:
+    r"""The basis objective is :math:`2 \lambda_{\min}(G)`-strongly convex in U, so its
+    Frank-Wolfe gap g (:meth:`BasisUpdate.frank_wolfe_gap`) bounds :math:`\|U -
+    U^*\|_F^2 \le g / \lambda_{\min}(G)`."""
+    gap = max(basis.frank_wolfe_gap(U), 0.0)
+    curvature = _curvature_floor(basis.G)
+    radius = math.sqrt(gap / curvature) if curvature > 0 else math.inf
+    return BlockCertificate("basis", gap, gap / scale, radius)
+
+
+def _with_block_certificates(f: ConeRank, run: Run) -> Run:
+    """``run`` with ``info["blocks"]``: :func:`block_certificates` at its point."""
+    return run.replace(info={"blocks": block_certificates(f, *f.split(run.w))})
+
+
 def _block_solver(method: str, description: str) -> Callable[..., Run]:
     """A solver running one block method on a FoldingIn or BasisUpdate, every step
     recorded (the certificate is the block's ``dual_value_at``)."""
@@ -446,7 +525,7 @@ def solve_alternation(
         run = _alternate(f, rec, U, W, value, variant, tol, inner)
     if run.status is Status.MAX_ITER:  # the recorder counts half-steps
         run = run.replace(message=f"stopped: max_iter={max_iter} outer iterations reached")
-    return run
+    return _with_block_certificates(f, run)
 
 
 def _alternate(f: ConeRank, rec: TraceRecorder, U: np.ndarray, W: np.ndarray, value: float,
@@ -549,9 +628,9 @@ def solve_stochastic(
         k = _stochastic_passes(f, rec, U, W, variant, step, inner_tol, inner_max_iter, rng)
     run = rec.result(f.join(U, W), None, k, f"stochastic-{variant}", mu=step)
     if run.status is Status.MAX_ITER:
-        run = run.replace(message=f"stopped after {k} passes (the stochastic solver has no "
-                          "stopping test)")
-    return run
+        run = run.replace(message=f"stopped after {k} pass{'' if k == 1 else 'es'} (the "
+                          "stochastic solver has no stopping test)")
+    return _with_block_certificates(f, run)
 
 
 @solver("stochastic-sg", needs=("cone_blocks",), tol=0.0, max_iter=STOCHASTIC_PASSES["sg"])

@@ -168,7 +168,6 @@ import scipy.sparse as sp
 from cvxrank import tolerances
 from cvxrank.capabilities import solver
 from cvxrank.data.ranking_data import largest_distance_to_mean
-from cvxrank.errors import CapabilityError
 from cvxrank.formulations.base import squared_operator_norm
 from cvxrank.sets import Box, L1InfLayout
 from cvxrank.solvers.stochastic import RECORDS
@@ -319,14 +318,6 @@ def query_blocks(formulation: Any) -> QueryBlocks:
 
 
 # -- shared pieces -----------------------------------------------------------------------
-def _check_loss(formulation: Any, name: str, losses: tuple[str, ...]) -> None:
-    loss = getattr(formulation, "loss", None)
-    if loss not in losses:
-        want = " or ".join(repr(x) for x in losses)
-        raise CapabilityError(f"solver {name!r} needs RankMM with loss {want} (its dual's "
-                              f"geometry); {formulation.name} has loss {loss!r}")
-
-
 def _check_eta0(eta0: float | None) -> None:
     if eta0 is None:
         return
@@ -431,7 +422,7 @@ def _draws(rng: np.random.Generator, n_blocks: int, count: int) -> np.ndarray:
 
 # -- stochastic gradient projection (Sects. 3.1 and 3.3) ----------------------------------
 @solver("sgp", needs=("dual_query_blocks",), tol=tolerances.STOCHASTIC_GAP,
-        max_iter=MAX_ITER)
+        max_iter=MAX_ITER, losses=("average", "max_average"))
 def solve_sgp(
     formulation: Any,
     options: SolverOptions,
@@ -495,7 +486,6 @@ def solve_sgp(
     .. [1] S. Agarwal and M. Collins, ECIR 2010, Sects. 3.1 and 3.3.
     .. [2] A. Quattoni et al., ICML 2009 (the l1,inf projection).
     """
-    _check_loss(formulation, "sgp", ("average", "max_average"))
     _check_eta0(eta0)
     if projection not in ("exact", "paper"):
         raise ValueError(f"projection must be 'exact' or 'paper', got {projection!r}")
@@ -584,7 +574,6 @@ def _block_projection(formulation: Any, blocks: QueryBlocks, projection: Project
 def _eg_setup(formulation: Any, solve: Any, eta0: float | None, max_iter: int,
               seed: int | np.random.Generator | None) -> tuple[QueryBlocks, float, float]:
     """Blocks, the coefficient scale C/m and eta0 (:func:`pilot_eta0` if None)."""
-    _check_loss(formulation, solve.solver_name, ("max",))
     _check_eta0(eta0)
     blocks = query_blocks(formulation)
     if eta0 is None:
@@ -593,7 +582,7 @@ def _eg_setup(formulation: Any, solve: Any, eta0: float | None, max_iter: int,
 
 
 @solver("seg", needs=("dual_query_blocks",), tol=tolerances.STOCHASTIC_GAP,
-        max_iter=MAX_ITER)
+        max_iter=MAX_ITER, losses=("max",))
 def solve_seg(
     formulation: Any,
     options: SolverOptions,
@@ -758,7 +747,7 @@ def _logaddexp(a: float, b: float) -> float:
 
 
 @solver("seg-pairs", needs=("dual_query_blocks",), tol=tolerances.STOCHASTIC_GAP,
-        max_iter=MAX_ITER)
+        max_iter=MAX_ITER, losses=("max",))
 def solve_seg_pairs(
     formulation: Any,
     options: SolverOptions,
