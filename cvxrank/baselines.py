@@ -91,9 +91,11 @@ def fit_linearsvc_pairs(
     w = model.coef_.ravel().copy()
     n_iter = int(np.max(model.n_iter_))
     primal, bound = formulation.primal_value(w), formulation.dual_value_at(w)
+    gap_error = formulation.rounding_error(w, primal, bound)
     trace = Trace()
-    trace.append(n_iter, elapsed, primal, bound, float("nan"),
-                 radius=certified_radius(primal - bound, formulation.strong_convexity))
+    trace.append(n_iter, elapsed, primal, bound, float("nan"), gap_error=gap_error,
+                 radius=certified_radius(primal - bound, formulation.strong_convexity,
+                                         gap_error))
     return Run(w=w, alpha=None, trace=trace,
                status=Status.CONVERGED if converged else Status.MAX_ITER,
                message="converged" if converged else "LIBLINEAR hit its iteration limit",

@@ -59,6 +59,9 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
                 "project_dual", "dual_start")),
     Capability("primal_certificate", "a dual bound certified by any primal point "
                "(the KKT dual point of w)", ("dual_value_at",)),
+    Capability("accurate_gradient", "the smooth primal's gradient in double-word arithmetic "
+               "with its rounding bound (the Newton solvers' last certificate)",
+               ("accurate_gradient", "n_dual")),
     Capability("pairwise_newton", "a differentiable pairwise loss with gradient and "
                "Hessian-vector products in the scores", ("loss_engine", "X", "C"),
                ("newton_model", "C")),
@@ -124,26 +127,47 @@ def missing_capabilities(formulation: Any, needs: Iterable[str]) -> list[str]:
     return out
 
 
-def require(formulation: Any, solver: str, needs: Iterable[str]) -> None:
-    """Raise :class:`~cvxrank.errors.CapabilityError` unless ``formulation`` offers ``needs``.
-
-    The message names the solver, the formulation and each missing capability with its
-    meaning.
-    """
+def refusal(formulation: Any, solver: str, needs: Iterable[str],
+            losses: tuple[str, ...] | None = None) -> str:
+    """Why ``solver`` cannot run on ``formulation``: each capability of ``needs`` it lacks,
+    with its meaning, or its ``loss`` when it is not one of ``losses`` (None: any loss);
+    empty when the solver can run on it."""
+    name = getattr(formulation, "name", type(formulation).__name__)
     missing = missing_capabilities(formulation, needs)
     if missing:
-        name = getattr(formulation, "name", type(formulation).__name__)
         what = "; ".join(f"{m} ({CAPABILITIES[m].description})" for m in missing)
-        raise CapabilityError(f"solver {solver!r} cannot run on {name}: it needs {what}")
+        return f"solver {solver!r} cannot run on {name}: it needs {what}"
+    loss = getattr(formulation, "loss", None)
+    if losses is not None and loss not in losses:
+        want = " or ".join(repr(x) for x in losses)
+        return f"solver {solver!r} cannot run on {name}: it needs the loss {want}, not {loss!r}"
+    return ""
+
+
+def require(formulation: Any, solver: str, needs: Iterable[str],
+            losses: tuple[str, ...] | None = None) -> None:
+    """Raise :class:`~cvxrank.errors.CapabilityError` unless ``solver`` can run on
+    ``formulation`` (the message is :func:`refusal`'s)."""
+    reason = refusal(formulation, solver, needs, losses)
+    if reason:
+        raise CapabilityError(reason)
+
+
+def can_run(solve: Callable[..., Any], formulation: Any) -> bool:
+    """Whether the declared solver ``solve`` (:func:`solver`) can run on ``formulation``:
+    its needs met and, when it declares losses, the formulation's loss one of them."""
+    return not refusal(formulation, solve.solver_name, solve.needs, solve.losses)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def solver(name: str, needs: Iterable[str], *, tol: float = tolerances.FAST_SOLVER_GAP,
-           max_iter: int = 1000) -> Callable[[F], F]:
-    """Declare a hand-written solver: its registry name, the capabilities it needs and the
-    defaults of its tolerance and iteration limit.
+           max_iter: int = 1000, losses: Iterable[str] | None = None) -> Callable[[F], F]:
+    """Declare a hand-written solver: its registry name, the capabilities it needs, the
+    losses it handles (``losses``: the formulation's ``loss`` must be one of them, e.g. the
+    dual geometry of RankMM's SEG is the maximum loss's; None: any) and the defaults of its
+    tolerance and iteration limit.
 
     The solver is written as ``fn(formulation, options, **own) -> Run``, ``options`` a
     :class:`~cvxrank.trace.SolverOptions` with ``tol`` and ``max_iter`` filled, ``own`` the
@@ -151,8 +175,9 @@ def solver(name: str, needs: Iterable[str], *, tol: float = tolerances.FAST_SOLV
     called as ``solve(formulation, options=None, *, tol=..., max_iter=..., time_budget=...,
     seed=..., callback=..., until=..., **own)``: the common options given as keywords
     override those of ``options``, unset ones take the solver's defaults. It checks
-    ``needs`` (:func:`require`) before it runs and carries ``solver_name``, ``needs`` and
-    ``defaults`` attributes, read by the registry and ``cvxrank fit``.
+    ``needs`` and ``losses`` (:func:`require`) before it runs and carries ``solver_name``,
+    ``needs``, ``losses`` and ``defaults`` attributes, read by the registry and ``cvxrank
+    fit`` (:func:`can_run`).
 
     Examples
     --------
@@ -164,10 +189,13 @@ def solver(name: str, needs: Iterable[str], *, tol: float = tolerances.FAST_SOLV
     if unknown:
         raise ValueError(f"unknown capabilities {unknown}; known: {sorted(CAPABILITIES)}")
 
+    handled = None if losses is None else tuple(losses)
+
     def wrap(fn: F) -> F:
-        run = takes_options(tol=tol, max_iter=max_iter, check=(name, needed))(fn)
+        run = takes_options(tol=tol, max_iter=max_iter, check=(name, needed, handled))(fn)
         run.solver_name = name  # type: ignore[attr-defined]
         run.needs = needed  # type: ignore[attr-defined]
+        run.losses = handled  # type: ignore[attr-defined]
         known = SOLVERS.get(name)
         if known is not None and known.__qualname__ != run.__qualname__:
             raise ValueError(f"a solver named {name!r} is already declared "
@@ -179,13 +207,15 @@ def solver(name: str, needs: Iterable[str], *, tol: float = tolerances.FAST_SOLV
 
 
 def takes_options(*, tol: float, max_iter: int,
-                  check: tuple[str, tuple[str, ...]] | None = None) -> Callable[[F], F]:
+                  check: tuple[str, tuple[str, ...], tuple[str, ...] | None] | None = None
+                  ) -> Callable[[F], F]:
     """Let ``fn(formulation, options, **own)`` be called as ``fn(formulation, options=None,
     *, tol=..., max_iter=..., time_budget=..., seed=..., callback=..., until=..., **own)``.
 
     The common options given as keywords override those of ``options``; unset ones take
-    ``tol`` and ``max_iter`` here. ``check = (name, needs)`` checks the formulation's
-    capabilities first (:func:`require`). The wrapper carries ``defaults``.
+    ``tol`` and ``max_iter`` here. ``check = (name, needs, losses)`` checks the
+    formulation's capabilities and loss first (:func:`require`). The wrapper carries
+    ``defaults``.
     """
     defaults = {"tol": float(tol), "max_iter": int(max_iter)}
 

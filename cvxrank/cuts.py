@@ -42,6 +42,11 @@ class QueryCuts:
         (DORM's permutations), and then the cutting plane returns no dual point.
     pair_block : ndarray of int64, shape (p,) or None
         The block of each pair.
+    loss_error, gradient_error : ndarray of shape (B,) or None
+        Bounds on the rounding of each block's computed loss at w and of its gradient (the
+        2-norm of :math:`\hat g_i - g_i`), when the oracle has them
+        (:mod:`cvxrank.rounding`); None: the cutting plane bounds the rounding of the
+        pieces' own arithmetic only (:func:`cvxrank.solvers.cutting_plane.cut_error`).
     """
 
     loss: np.ndarray
@@ -49,6 +54,8 @@ class QueryCuts:
     gradient: np.ndarray
     pair_weight: np.ndarray | None = None
     pair_block: np.ndarray | None = None
+    loss_error: np.ndarray | None = None
+    gradient_error: np.ndarray | None = None
 
     @property
     def n_blocks(self) -> int:

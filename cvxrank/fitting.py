@@ -198,7 +198,8 @@ def fit_formulation(
 
 
 def exact_zero(formulation: Objective, run: Run) -> Run:
-    """``run`` with model radius 0 when it returned w = 0 and
+    """``run`` with model radius 0 when it returned w = 0 and the formulation's structure
+    (:meth:`~cvxrank.formulations.base.Objective.zero_is_exact`) or
     :func:`cvxrank.zero_certificate.certify_zero` proves 0 the exact optimum (formulations
     with a separation oracle; a cutting plane's pieces, ``info["cuts"]``, seed it): then
     every measure of the zero model is the optimum's. A run that stopped short of its
@@ -206,19 +207,24 @@ def exact_zero(formulation: Objective, run: Run) -> Run:
     e.g. RankMM-2/3 whose optimum is exactly 0) is then converged with gap 0. Otherwise
     ``run`` unchanged."""
     if (np.any(run.w) or run.w_radius == 0.0
-            or run.status not in (Status.CONVERGED, Status.NUMERICAL)
-            or "separation_oracle" not in formulation.capabilities):
+            or run.status not in (Status.CONVERGED, Status.NUMERICAL)):
         return run
-    from cvxrank.zero_certificate import certify_zero  # CVXPY's LP: imported when needed
+    reason, info = formulation.zero_is_exact(), {}
+    if not reason:
+        if "separation_oracle" not in formulation.capabilities:
+            return run
+        from cvxrank.zero_certificate import certify_zero  # CVXPY's LP: imported when needed
 
-    zero = certify_zero(formulation, cuts=run.info.get("cuts"))
-    if not zero.proven:
-        return run
+        zero = certify_zero(formulation, cuts=run.info.get("cuts"))
+        if not zero.proven:
+            return run
+        reason, info = zero.reason, {"zero_certificate": zero}
+    # the proof makes w = 0 the exact optimum: its gap is 0, whatever the solver computed
     if run.converged:
-        return run.replace(w_radius=0.0, message=f"{run.message}; {zero.reason}",
-                           info={"zero_certificate": zero})
-    return run.replace(status=Status.CONVERGED, gap=0.0, w_radius=0.0,
-                       message=f"converged: {zero.reason}", info={"zero_certificate": zero})
+        return run.replace(gap=0.0, gap_error=0.0, w_radius=0.0,
+                           message=f"{run.message}; {reason}", info=info)
+    return run.replace(status=Status.CONVERGED, gap=0.0, gap_error=0.0, w_radius=0.0,
+                       message=f"converged: {reason}", info=info)
 
 
 def meaningful_C(formulation: Formulation, tol: float,
@@ -281,17 +287,20 @@ def _fit_reference(formulation: Formulation, name: str) -> Run:
     stats = formulation.primal().solver_stats
     compilation = sum(float(problem.compilation_time or 0.0)
                       for problem in (formulation.primal(), formulation.dual()))
-    trace = Trace()
-    trace.append(int(stats.num_iters or 0), elapsed, formulation.primal_value(ref.w),
-                 ref.d_star, float("nan"))
     objective = formulation.primal_value(ref.w)
-    gap = max(objective - ref.d_star, 0.0)
+    # an interior point's dual value is within its accuracy of p*, from above or below
+    gap = abs(objective - ref.d_star)
+    gap_error = formulation.rounding_error(ref.w, objective, ref.d_star)
+    trace = Trace()
+    trace.append(int(stats.num_iters or 0), elapsed, objective, ref.d_star, float("nan"),
+                 gap=gap, gap_error=gap_error)
     return Run(
         w=np.asarray(ref.w, dtype=float), alpha=np.asarray(ref.alpha, dtype=float),
         trace=trace, status=Status.CONVERGED,
         message=f"certified optimal (primal-dual relative gap {ref.rel_gap:.2e})",
         n_iter=int(stats.num_iters or 0), solver=name, formulation=formulation.name,
-        setup_time=min(compilation, elapsed), objective=objective, gap=gap,
-        w_radius=certified_radius(gap, formulation.strong_convexity),
+        setup_time=min(compilation, elapsed), objective=objective, gap=gap + gap_error,
+        gap_error=gap_error,
+        w_radius=certified_radius(gap, formulation.strong_convexity, gap_error),
         info={"p_star": ref.p_star, "d_star": ref.d_star, "rel_gap": ref.rel_gap},
     )

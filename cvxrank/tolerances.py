@@ -24,8 +24,6 @@ which the solvers are tested against the certified references (``tests/test_extr
 
 from __future__ import annotations
 
-import math
-
 #: Relative agreement |p* - d*| / |p*| required between the primal and dual
 #: optima of a certified reference solve, per CVXPY solver. Interior-point solvers (Clarabel,
 #: ECOS) are held to 1e-7; first-order ones (OSQP, SCS) reach about 1e-4 to 1e-6.
@@ -110,14 +108,6 @@ MONOTONE_SLACK = 1e-10
 #: more iterations cannot tighten its certificate.
 GAP_FLOOR = 1e-13
 
-
-def rounding_gap(n_documents: int) -> float:
-    """The relative gap below which a negative certificate is rounding, for a data set of
-    ``n_documents``: :data:`GAP_FLOOR`, or ``4 eps sqrt(n)`` when larger (the primal and
-    dual values are sums over the documents' block entries, whose rounding grows about as
-    the square root of their number: at 10^7 documents the certificate of an optimal
-    squared-hinge fit came out 1.8e-13 below 0, i.e. 3e-12 is still rounding)."""
-    return max(GAP_FLOOR, 4.0 * 2.220446049250313e-16 * math.sqrt(max(int(n_documents), 0)))
 
 #: Once a run's tolerance is met, its extra stopping rule is checked again only after the
 #: gap has fallen by this factor (each check is a pass over the evaluation data).

@@ -86,6 +86,9 @@ class Trace:
     radius : list of float
         The certified model radius at the record (module docstring; infinite when the run
         has no certificate there).
+    gap_error : list of float
+        The bound on the rounding of ``gap`` (:mod:`cvxrank.rounding`): the true gap lies
+        within ``gap +- gap_error``, and ``gap + gap_error`` is the certified bound.
     extra : dict of str to list of float
         Columns a solver adds of its own (number of cuts, master value, block index, ...),
         one value per record; solvers that add none leave it empty.
@@ -98,25 +101,29 @@ class Trace:
     gap: list[float] = field(default_factory=list)
     step: list[float] = field(default_factory=list)
     radius: list[float] = field(default_factory=list)
+    gap_error: list[float] = field(default_factory=list)
     extra: dict[str, list[float]] = field(default_factory=dict)
 
     #: The columns every trace has.
-    COLUMNS = ("iteration", "time", "primal", "dual", "gap", "step", "radius")
+    COLUMNS = ("iteration", "time", "primal", "dual", "gap", "step", "radius", "gap_error")
 
     def __len__(self) -> int:
         return len(self.iteration)
 
     def append(self, iteration: int, time: float, primal: float, dual: float, step: float,
-               extra: dict[str, float] | None = None, radius: float = math.inf) -> None:
-        """Add one record (``gap = primal - dual``); ``extra`` fills the solver's own
-        columns (a column missing from a record gets NaN)."""
+               extra: dict[str, float] | None = None, radius: float = math.inf, *,
+               gap: float | None = None, gap_error: float = 0.0) -> None:
+        """Add one record (``gap = primal - dual`` unless the solver computed the gap in a
+        better-conditioned form, ``gap``); ``extra`` fills the solver's own columns (a
+        column missing from a record gets NaN)."""
         self.iteration.append(int(iteration))
         self.time.append(float(time))
         self.primal.append(float(primal))
         self.dual.append(float(dual))
-        self.gap.append(float(primal) - float(dual))
+        self.gap.append(float(primal) - float(dual) if gap is None else float(gap))
         self.step.append(float(step))
         self.radius.append(float(radius))
+        self.gap_error.append(float(gap_error))
         n = len(self.iteration)
         for key, value in (extra or {}).items():
             self.extra.setdefault(key, [float("nan")] * (n - 1)).append(float(value))
@@ -131,15 +138,20 @@ class Trace:
         return out
 
 
-def certified_radius(gap: float, strong_convexity: float) -> float:
-    r"""The model radius a duality gap certifies: :math:`\sqrt{2 g / \mu}` (module docstring).
+def certified_radius(gap: float, strong_convexity: float, gap_error: float) -> float:
+    r"""The model radius a duality gap certifies: :math:`\sqrt{2 (g + e) / \mu}` for the
+    computed gap g with its rounding bound e (module docstring), the true gap being at most
+    g + e.
 
-    Infinite without a certificate (a non-finite gap) or without strong convexity
-    (:math:`\mu = 0`); a gap within rounding below 0 counts as 0.
+    Infinite without a certificate (a non-finite gap or bound), without strong convexity
+    (:math:`\mu = 0`) or when g + e < 0 (a broken certificate: rounding cannot explain
+    it). 0 only where g + e is exactly 0, which a computed certificate of a nonzero w never
+    is (the zero model's proof, :mod:`cvxrank.zero_certificate`, is the one way to 0).
     """
-    if not (math.isfinite(gap) and strong_convexity > 0):
+    bound = gap + gap_error
+    if not (math.isfinite(bound) and strong_convexity > 0) or bound < 0:
         return math.inf
-    return math.sqrt(2.0 * max(gap, 0.0) / strong_convexity)
+    return math.sqrt(2.0 * bound / strong_convexity)
 
 
 class RunInfo(Mapping[str, Any]):
@@ -223,8 +235,12 @@ class Run:
     objective : float
         The primal objective at :attr:`w` (NaN when nothing was recorded).
     gap : float
-        The certified duality gap at :attr:`w`: the objective minus the best lower bound on
-        :math:`p^*` the run holds (NaN without one).
+        The certified duality gap at :attr:`w`: a bound on :math:`P(w) - p^*`, the objective
+        minus the best lower bound on :math:`p^*` the run holds plus the rounding of both
+        (NaN without one).
+    gap_error : float
+        The rounding bound :attr:`gap` includes (:mod:`cvxrank.rounding`): the computed gap
+        is ``gap - 2 gap_error`` to ``gap``, the true one at most :attr:`gap`.
     w_radius : float
         Certified bound on :math:`\\|w - w^*\\|` for the scoring weights (module docstring;
         infinite without a certificate or without strong convexity).
@@ -246,6 +262,7 @@ class Run:
     setup_time: float = 0.0
     objective: float = float("nan")
     gap: float = float("nan")
+    gap_error: float = 0.0
     w_radius: float = math.inf
     tol: float = float("nan")
     info: Mapping[str, Any] = field(default_factory=dict)
@@ -256,7 +273,8 @@ class Run:
         if math.isnan(self.objective) and len(self.trace):
             object.__setattr__(self, "objective", float(self.trace.primal[-1]))
             if math.isnan(self.gap):
-                object.__setattr__(self, "gap", float(self.trace.gap[-1]))
+                object.__setattr__(self, "gap_error", float(self.trace.gap_error[-1]))
+                object.__setattr__(self, "gap", float(self.trace.gap[-1]) + self.gap_error)
 
     def replace(self, **changes: Any) -> Run:
         """A copy with ``changes`` (``info`` changes are merged into the current info)."""
@@ -295,10 +313,11 @@ class Run:
         return max(self.gap, 0.0) / tolerances.gap_scale(self.objective)
 
     def certificate(self) -> dict[str, Any]:
-        """``status``, ``converged``, ``gap``, ``relative_gap`` and ``w_radius``, as the
-        reports print them."""
+        """``status``, ``converged``, ``gap``, ``gap_error``, ``relative_gap`` and
+        ``w_radius``, as the reports print them."""
         return {"status": self.status.value, "converged": self.converged, "gap": self.gap,
-                "relative_gap": self.relative_gap, "w_radius": self.w_radius}
+                "gap_error": self.gap_error, "relative_gap": self.relative_gap,
+                "w_radius": self.w_radius}
 
 
 #: The option names every solver takes (:class:`SolverOptions`).
@@ -468,12 +487,15 @@ class TraceRecorder:
         self.tol_met = False
         self.until_checks = 0
         self.until_budget_spent = False
+        #: whether the run stopped (at rounding level, or after the iterations it may take
+        #: beyond the tolerance) with its ``until`` rule not shown to hold
+        self.until_open = False
         self._strong = float(formulation.strong_convexity)
         self._until_next_gap = math.inf
         self._until_deadline: int | None = None
-        # the last recorded point: w, its gap, radius and objective
-        self._last: tuple[np.ndarray | None, float, float, float] = (None, math.nan, math.inf,
-                                                                     math.nan)
+        # the last recorded point: w, its gap, the gap's rounding bound, radius and objective
+        self._last: tuple[np.ndarray | None, float, float, float, float] = (
+            None, math.nan, math.nan, math.inf, math.nan)
         self._elapsed = 0.0
         self._wall_start = time.perf_counter()
         self._started = self._wall_start
@@ -497,33 +519,38 @@ class TraceRecorder:
         self.status, self.message = status, message
         return False
 
-    def _until_holds(self, k: int, w: np.ndarray, radius: float, gap: float,
+    def _until_holds(self, k: int, w: np.ndarray, radius: float, gap: float, gap_error: float,
                      p: float, *, from_gap: bool) -> bool:
         """The :attr:`SolverOptions.until` rule, checked only once the gap has fallen by
         :data:`cvxrank.tolerances.UNTIL_GAP_FACTOR` since its last failure (each check is
         an evaluation-set pass); True at rounding level, where more iterations cannot
-        tighten the certificate (a gap at :data:`cvxrank.tolerances.GAP_FLOOR` when the
-        radius comes from the gap alone, ``from_gap``; a solver's own radius, a gradient
-        norm, still shrinks below the gap's at rounding), and once
-        the iterations since the tolerance was first met exceed their budget
+        tighten the certificate (a computed gap at most its rounding bound; when the radius
+        comes from the gap alone, ``from_gap``, also a gap at
+        :data:`cvxrank.tolerances.GAP_FLOOR`: a solver's own radius, a gradient norm,
+        still shrinks below the gap's at rounding),
+        and once the iterations since the tolerance was first met exceed their budget
         (:data:`cvxrank.tolerances.UNTIL_EXTRA_ITERATIONS`: a certificate that stalls, e.g.
         at a cutting plane's master accuracy)."""
         until = self.options.until
-        if until is None or radius == 0.0 or (from_gap and within(gap, p,
-                                                                   tolerances.GAP_FLOOR)):
+        self.until_open = False
+        if until is None or radius == 0.0:
+            return True
+        if gap <= gap_error or (from_gap and within(gap, p, tolerances.GAP_FLOOR)):
+            self.until_open = not until(w, radius)
             return True
         if self._until_deadline is None:
             self._until_deadline = k + max(tolerances.UNTIL_EXTRA_ITERATIONS[0],
                                            int(tolerances.UNTIL_EXTRA_ITERATIONS[1] * k))
         if k >= self._until_deadline:
-            self.until_budget_spent = True
+            self.until_budget_spent = self.until_open = True
             return True
-        if gap > self._until_next_gap:
+        bound = gap + gap_error
+        if bound > self._until_next_gap:
             return False
         self.until_checks += 1
         if until(w, radius):
             return True
-        self._until_next_gap = gap / tolerances.UNTIL_GAP_FACTOR
+        self._until_next_gap = bound / tolerances.UNTIL_GAP_FACTOR
         return False
 
     def record(
@@ -535,10 +562,12 @@ class TraceRecorder:
         step: float = float("nan"),
         converged: bool = False,
         values: tuple[float, float] | None = None,
+        gap: float | None = None,
+        gap_error: float | None = None,
         radius: float | None = None,
         extra: dict[str, float] | None = None,
     ) -> bool:
-        """Record iteration ``k``; return True while the solver should go on.
+        r"""Record iteration ``k``; return True while the solver should go on.
 
         Give ``alpha`` (and optionally ``w``, else ``w = primal_from_dual(alpha)``) for dual
         solvers, or ``w`` alone for primal solvers. A solver that computes the primal value
@@ -546,8 +575,15 @@ class TraceRecorder:
         passes them as ``values = (primal, dual)``: they are then charged to the solver's
         clock and not evaluated again. A solver that bounds :math:`\\|w - w^*\\|` by other
         means (a smooth primal's gradient norm over the strong-convexity modulus) passes it
-        as ``radius``. ``extra`` holds values of the solver's own trace columns
-        (:attr:`Trace.extra`). The solver's clock up to its first record is its set-up time.
+        as ``radius``; it must be sound in floating point (its own rounding included, as
+        :func:`cvxrank.rounding.gradient_error` gives a gradient's). ``gap`` is the gap
+        when the solver computed it in a better-conditioned form than ``primal - dual``
+        (Newton's :math:`\tfrac12\|\nabla P(w)\|^2`), ``gap_error`` the bound on the
+        gap's rounding (without one, the formulation's :meth:`rounding_error` of the two
+        values). The certified gap is ``gap + gap_error``; a gap below
+        ``-gap_error`` is a broken certificate (status ``numerical``). ``extra`` holds
+        values of the solver's own trace columns (:attr:`Trace.extra`). The solver's clock
+        up to its first record is its set-up time.
         """
         started = time.perf_counter()
         self._elapsed += started - self._started
@@ -583,31 +619,35 @@ class TraceRecorder:
                     d = f.dual_value_at(w)
                 else:
                     d = float("nan")
+            if gap is None:
+                gap = p - d
+            if gap_error is None:
+                gap_error = f.rounding_error(w, p, d)
             if stopping_test:
                 self._elapsed += time.perf_counter() - started
-            gap = p - d
-            broken = _broken_certificate(p, d, f.gap_floor, _n_documents(f))
-            r = certified_radius(gap, self._strong) if not broken else math.inf
+            bound = gap + gap_error
+            broken = _broken_certificate(p, d, gap, gap_error)
+            r = certified_radius(gap, self._strong, gap_error) if not broken else math.inf
             from_gap = True
             if radius is not None and math.isfinite(radius):
                 from_gap = False
                 r = min(r, float(radius) / max(self._strong, np.finfo(float).tiny)
                         if self._strong > 0 else math.inf)
-            # never the zero model while the certificate leaves a gap (see tolerances)
-            # tol = 0 never stops on the gap (the solver makes its max_iter iterations: a
-            # gap <= 0 would be rounding's decision); never the zero model while the
-            # certificate leaves a gap (see tolerances); never an infeasible dual point
-            gap_ok = (self.tol > 0 and not broken and bool(np.isfinite(d))
-                      and within(gap, p, self.tol)
-                      and (bool(np.any(w)) or within(gap, p, tolerances.ZERO_MODEL_GAP)))
+            # tol = 0 never stops on the gap (the solver makes its max_iter iterations);
+            # never the zero model while the certificate leaves a gap (see tolerances);
+            # never an infeasible dual point
+            gap_ok = (self.tol > 0 and not broken and bool(np.isfinite(bound))
+                      and within(bound, p, self.tol)
+                      and (bool(np.any(w)) or within(bound, p, tolerances.ZERO_MODEL_GAP)))
             if gap_ok and alpha is not None:
                 gap_ok = _feasible(f, alpha)
             met = met or gap_ok
             self.tol_met = met
-            self._last = (w, gap, r, p)
+            self._last = (w, gap, gap_error, r, p)
             if due or met:
-                self.trace.append(k, self._elapsed, p, d, step, extra, radius=r)
-            if met and not self._until_holds(k, w, r, gap, p, from_gap=from_gap):
+                self.trace.append(k, self._elapsed, p, d, step, extra, radius=r, gap=gap,
+                                  gap_error=gap_error)
+            if met and not self._until_holds(k, w, r, gap, gap_error, p, from_gap=from_gap):
                 met = False  # the tolerance holds, the stopping rule not yet: go on
         go_on = True
         if met:
@@ -663,9 +703,9 @@ class TraceRecorder:
                            "stopped: the solver ended before its tolerance was met")
         objective = float("nan")
         if len(self.trace):  # the last record's objective when w is that point
-            objective = (self._last[3] if self._is_last(w) and math.isfinite(self._last[3])
+            objective = (self._last[4] if self._is_last(w) and math.isfinite(self._last[4])
                          else float(f.primal_value(w)))
-        gap, radius = self._certificate(w, objective)
+        gap, gap_error, radius = self._certificate(w, objective)
         return Run(
             w=w,
             alpha=None if alpha is None else np.asarray(alpha, dtype=float),
@@ -677,26 +717,36 @@ class TraceRecorder:
             formulation=f.name,
             setup_time=self.setup_time or 0.0,
             objective=objective,
-            gap=gap,
+            gap=gap + gap_error,
+            gap_error=gap_error,
             w_radius=radius,
             tol=self.tol,
             info=info,
         )
 
-    def _certificate(self, w: np.ndarray, objective: float) -> tuple[float, float]:
-        """The gap and radius at the returned ``w`` (see :meth:`result`)."""
+    def _certificate(self, w: np.ndarray, objective: float) -> tuple[float, float, float]:
+        """The gap, its rounding bound and the radius at the returned ``w`` (see
+        :meth:`result`): the smaller certified gap of the last record's (when ``w`` is that
+        point) and of the objective minus the best dual value recorded (with the
+        formulation's rounding bound), and the smaller radius."""
+        found: list[tuple[float, float, float]] = []
+        if self._is_last(w) and objective == self._last[4] and math.isfinite(self._last[1]):
+            found.append(self._last[1:4])
         duals = np.asarray(self.trace.dual, dtype=float)
         duals = duals[np.isfinite(duals)]
-        if not duals.size or not math.isfinite(objective):
-            return float("nan"), math.inf
-        gap = objective - float(duals.max())
-        if _broken_certificate(objective, float(duals.max()), self.formulation.gap_floor,
-                               _n_documents(self.formulation)):
-            return gap, math.inf
-        radius = certified_radius(gap, self._strong)
-        if self._is_last(w):
-            radius = min(radius, self._last[2])
-        return gap, radius
+        if duals.size and math.isfinite(objective):
+            dual = float(duals.max())
+            gap = objective - dual
+            gap_error = self.formulation.rounding_error(w, objective, dual)
+            if not found and _broken_certificate(objective, dual, gap, gap_error):
+                return gap, gap_error, math.inf
+            if not _broken_certificate(objective, dual, gap, gap_error):
+                found.append((gap, gap_error,
+                              certified_radius(gap, self._strong, gap_error)))
+        if not found:
+            return float("nan"), float("nan"), math.inf
+        gap, gap_error, _ = min(found, key=lambda c: c[0] + c[1])
+        return gap, gap_error, min(c[2] for c in found)
 
     def _is_last(self, w: np.ndarray) -> bool:
         """Whether ``w`` is the last recorded point."""
@@ -712,22 +762,17 @@ def _feasible(formulation: Any, alpha: np.ndarray) -> bool:
                                                                       initial=0.0)))
 
 
-def _n_documents(formulation: Any) -> int:
-    """The number of training documents (0 for a formulation without data)."""
-    data = getattr(formulation, "data", None)
-    return int(getattr(data, "n_documents", 0))
-
-
-def _broken_certificate(primal: float, dual: float, floor: float, n_documents: int = 0) -> str:
-    """Why a (primal, dual) pair is not a certificate (empty when it is one, or when there
-    is no dual value): non-finite values, or a dual above the primal beyond rounding."""
+def _broken_certificate(primal: float, dual: float, gap: float, gap_error: float) -> str:
+    """Why a (primal, dual) pair with its gap and the gap's rounding bound is not a
+    certificate (empty when it is one, or when there is no dual value): non-finite values,
+    or a gap below 0 by more than its rounding bound."""
     if math.isnan(dual):
         return "" if math.isfinite(primal) else "stopped: the objective is not finite"
-    if not (math.isfinite(primal) and math.isfinite(dual)):
+    if not (math.isfinite(primal) and math.isfinite(dual) and math.isfinite(gap + gap_error)):
         return (f"stopped: the certificate is not finite (primal {primal:.6g}, dual "
                 f"{dual:.6g})")
-    if primal - dual < -tolerances.rounding_gap(n_documents) * tolerances.gap_scale(primal,
-                                                                                  floor):
-        return (f"stopped: the certificate is negative (dual bound {dual:.10g} above the "
-                f"primal {primal:.10g}): the numbers are not trustworthy at this scale")
+    if gap + gap_error < 0:
+        return (f"stopped: the certificate is negative beyond its rounding bound (gap "
+                f"{gap:.3g}, rounding at most {gap_error:.3g}; dual bound {dual:.10g}, primal "
+                f"{primal:.10g}): the numbers are not trustworthy at this scale")
     return ""

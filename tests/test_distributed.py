@@ -56,16 +56,24 @@ def synthetic(seed: int, n_queries: int = 24) -> RankingData:
 
 def assert_same_optimum(run, ref, formulation) -> None:
     """The sharded run ``run`` and the in-memory ``ref`` reach the same optimum: objective
-    to 1e-10 relative (each evaluated in memory), w within the sum of their radii and a
-    rounding allowance of 1e-9 ||w|| (a radius is a norm computed in floating point: at an
-    exact Newton step it can round to 0 while the sums of the two runs, added in other
-    orders, differ in their last digits)."""
+    to 1e-10 relative (each evaluated in memory) and w within the sum of their radii, with
+    no allowance (each radius bounds its rounding: neither is 0)."""
     assert run.converged and ref.converged
+    assert run.w_radius > 0 and ref.w_radius > 0
     p_run, p_ref = formulation.primal_value(run.w), formulation.primal_value(ref.w)
     assert abs(p_run - p_ref) <= 1e-10 * abs(p_ref)
     assert abs(run.objective - p_run) <= 1e-12 * abs(p_run)
-    assert np.linalg.norm(run.w - ref.w) <= (run.w_radius + ref.w_radius
-                                             + 1e-9 * np.linalg.norm(ref.w))
+    assert np.linalg.norm(run.w - ref.w) <= run.w_radius + ref.w_radius
+
+
+def assert_same_certified_measures(a: dict, b: dict, certified_a: dict, certified_b: dict,
+                                   label: object = None) -> None:
+    """Two models' measures agree wherever both certify them (each is then the optimum's);
+    a measure one of them does not certify may differ (its ball holds both values)."""
+    both = [m for m in certified_a if certified_a[m]["certified"] and certified_b[m]["certified"]]
+    assert both, label
+    for measure in both:
+        assert a[measure] == b[measure], (label, measure)
 
 
 # ------------------------------------------------------------------------- the shards
@@ -155,7 +163,9 @@ def test_ohsumed_five_folds_in_shards_give_the_in_memory_optima(shared_data, cli
             ref = fit_formulation(memory, certify=target)
             run = fit_sharded(ShardedRankSVM(shards, C=C, loss=loss), certify=target)
             assert_same_optimum(run, ref, memory)
-            assert measures(test, run.w) == measures(test, ref.w), (fold, loss)
+            assert_same_certified_measures(measures(test, run.w), measures(test, ref.w),
+                                           target.report(memory, run)[0],
+                                           target.report(memory, ref)[0], (fold, loss))
 
 
 def measures(data: RankingData, w: np.ndarray) -> dict:
@@ -264,9 +274,8 @@ def test_cli_fit_over_a_glob_reports_as_in_memory(tmp_path, capsys) -> None:
     assert set(sharded) - set(memory) == {"backend", "n_shards", "time_split"}
     assert sharded["n_shards"] == 4 and sharded["n_pairs"] == memory["n_pairs"]
     assert sharded["objective"] == pytest.approx(memory["objective"], rel=1e-10)
-    for measure in ("ndcg@1", "ndcg@10", "map", "mrr"):
-        assert sharded[measure] == memory[measure]
-    assert sharded["status"] == "converged" and sharded["certified"] == memory["certified"]
+    assert_same_certified_measures(sharded, memory, sharded["certified"], memory["certified"])
+    assert sharded["status"] == "converged"
     split = sharded["time_split"]
     assert {"compute_time", "communication_time", "master_time", "shard_calls",
             "payload_bytes"} == set(split)
@@ -274,8 +283,7 @@ def test_cli_fit_over_a_glob_reports_as_in_memory(tmp_path, capsys) -> None:
              for name in ("memory", "sharded")]
     assert set(saved[0]) == set(saved[1])
     w = [load_model(tmp_path / f"{name}.json").coef_ for name in ("memory", "sharded")]
-    assert np.linalg.norm(w[0] - w[1]) <= (memory["w_radius"] + sharded["w_radius"]
-                                           + 1e-9 * np.linalg.norm(w[0]))
+    assert np.linalg.norm(w[0] - w[1]) <= memory["w_radius"] + sharded["w_radius"]
 
 
 @pytest.mark.parametrize(("extra", "message"), [
@@ -325,6 +333,6 @@ def test_ranker_with_the_dask_backend_fits_the_in_memory_model() -> None:
     assert sharded.fit_result_.info["n_shards"] == 3
     assert sharded.objective_ == pytest.approx(memory.objective_, rel=1e-10)
     assert np.linalg.norm(sharded.coef_ - memory.coef_) <= (
-        sharded.w_radius_ + memory.w_radius_ + 1e-9 * np.linalg.norm(memory.coef_))
+        sharded.w_radius_ + memory.w_radius_)
     with pytest.raises(ValueError, match="backend must be"):
         RankSVMRanker(backend="spark").fit(X, y, qid=qid)

@@ -50,7 +50,8 @@ PACKAGE = Path(cvxrank.__file__).parent
 #: The layers, lowest first: module names (a package stands for its modules).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cvxrank.errors", "cvxrank.tolerances", "cvxrank.jsonable", "cvxrank.threads",
-     "cvxrank.methods", "cvxrank.output_files", "cvxrank.aot"),
+     "cvxrank.methods", "cvxrank.output_files", "cvxrank.aot", "cvxrank.rounding",
+     "cvxrank.compensated"),
     ("cvxrank", "cvxrank.data", "cvxrank.model_file"),
     ("cvxrank.metrics", "cvxrank.sets", "cvxrank.l1inf_kernels", "cvxrank.kernel",
      "cvxrank.cuts"),

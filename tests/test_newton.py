@@ -272,8 +272,9 @@ def test_an_until_rule_tightens_the_newton_systems() -> None:
 
 @pytest.mark.parametrize("gradient_radius", [True, False])
 def test_gap_floor_stops_an_until_rule_only_for_the_gap_radius(gradient_radius: bool) -> None:
-    """At a gap of rounding level more iterations cannot shrink the gap's radius, but a
-    gradient's radius still shrinks: the recorder goes on for the latter."""
+    """At a gap within its rounding bound more iterations cannot shrink the gap's radius,
+    but a gradient's radius whose gap (half its square) is still above its own rounding
+    bound shrinks: the recorder goes on for the latter, and stops for the former."""
     from cvxrank.trace import SolverOptions, TraceRecorder
 
     f = RankSVM(make_synthetic(n_queries=4, docs_per_query=6, n_features=3, seed=0), C=1.0,
@@ -281,8 +282,13 @@ def test_gap_floor_stops_an_until_rule_only_for_the_gap_radius(gradient_radius: 
     rec = TraceRecorder(f, SolverOptions(tol=1e-8, max_iter=100,
                                          until=lambda w, radius: False))
     w = np.ones(f.data.n_features)
-    go_on = rec.record(3, w=w, values=(1.0, 1.0 - 1e-15),
-                       radius=1e-9 if gradient_radius else None)
+    if gradient_radius:  # ||g|| = 1e-9 with a rounding bound of 1e-14
+        g, e = 1e-9, 1e-14
+        go_on = rec.record(3, w=w, values=(1.0, 1.0 - 0.5 * g * g), gap=0.5 * g * g,
+                           gap_error=0.5 * (g + e) ** 2 - 0.5 * g * g, radius=g + e)
+    else:  # a gap of 1e-15 below the rounding of values of size 1
+        go_on = rec.record(3, w=w, values=(1.0, 1.0 - 1e-15))
+        assert rec.trace.gap_error[-1] > 1e-15
     assert go_on == gradient_radius
 
 

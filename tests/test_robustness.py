@@ -68,7 +68,7 @@ def test_one_big_column_gives_the_optimum_or_no_convergence(shared_data, tmp_pat
                                                             factor: float, loss: str) -> None:
     """Feature 1 times 1e8 or 1e10: ``fit --json`` reports the optimum of the rescaled
     problem (1e-6 relative) or does not say converged, and then says why (the scales);
-    the squared hinge's column-scaled Newton reaches the optimum."""
+    the squared hinge's column-scaled Newton reaches the optimum and certifies it."""
     def scale(X):
         X[:, 0] *= factor
         return X
@@ -82,8 +82,10 @@ def test_one_big_column_gives_the_optimum_or_no_convergence(shared_data, tmp_pat
         assert abs(report["objective"] - p_star) <= 1e-6 * p_star, (report, p_star)
     else:
         assert code == 3 and "badly scaled" in report["message"]
-    if loss == "squared_hinge":
+    if loss == "squared_hinge":  # certified: the double-word gradient at the last iterate
         assert report["converged"] and report["solver"] == "prsvm+"
+        assert 0 < report["relative_gap"] <= 1e-8 and 0 < report["w_radius"] < 1e-2
+        assert abs(report["objective"] - p_star) <= 1e-9 * p_star
 
 
 def test_every_feature_huge_is_refused_in_one_line(shared_data, tmp_path, capsys) -> None:
@@ -318,15 +320,17 @@ def test_gzip_files_are_read_directly(tmp_path) -> None:
     assert np.array_equal(np.asarray(read_svmlight(packed).X), np.asarray(read_svmlight(plain).X))
 
 
-def test_negative_certificate_rounding_grows_with_the_data() -> None:
-    # an optimal squared-hinge fit on 10^7 documents: dual above primal by 1.8e-13 relative
-    # is rounding of sums over tens of millions of entries; on 10^4 documents it is not,
-    # and 1e-9 above is broken at any size
-    from cvxrank.tolerances import GAP_FLOOR, rounding_gap
-    from cvxrank.trace import _broken_certificate
+def test_a_negative_certificate_is_broken_only_beyond_its_rounding_bound() -> None:
+    """A gap below 0 within its rounding bound is rounding (the radius then comes from the
+    bound); beyond it, the certificate is broken; the default bound grows with the data."""
+    from cvxrank.trace import _broken_certificate, certified_radius
 
     primal = 238.493532
-    assert _broken_certificate(primal, primal * (1 + 1.8e-13), 0.0, 10**7) == ""
-    assert "negative" in _broken_certificate(primal, primal * (1 + 1.8e-13), 0.0, 10**4)
-    assert "negative" in _broken_certificate(primal, primal * (1 + 1e-9), 0.0, 10**7)
-    assert rounding_gap(0) == rounding_gap(10**4) == GAP_FLOOR < rounding_gap(10**7) < 1e-11
+    assert _broken_certificate(primal, primal + 1e-12, -1e-12, 2e-12) == ""
+    assert certified_radius(-1e-12, 1.0, 2e-12) == pytest.approx(np.sqrt(2e-12))
+    assert "negative" in _broken_certificate(primal, primal + 3e-12, -3e-12, 2e-12)
+    assert certified_radius(-3e-12, 1.0, 2e-12) == np.inf
+    small, large = (RankSVM(make_synthetic(n_queries=q, docs_per_query=10, n_features=3,
+                                           seed=0), C=1.0) for q in (2, 200))
+    w = np.ones(3)
+    assert 0 < small.rounding_error(w, primal, primal) < large.rounding_error(w, primal, primal)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank.data.scales import column_scales
+from cvxrank.data.scales import column_norms, column_scales
 
 Matrix = np.ndarray | sp.csr_matrix
 
@@ -314,6 +314,12 @@ class RankingData:
         every formulation, the Newton solvers' choice of preconditioning and the note of a
         run that stopped short all read it."""
         return column_scales(self.X)
+
+    @functools.cached_property
+    def column_norms(self) -> np.ndarray:
+        """The 2-norm of each feature column (:func:`cvxrank.data.scales.column_norms`),
+        computed once: the certificates' rounding bounds read it (:mod:`cvxrank.rounding`)."""
+        return column_norms(self.X)
 
     def as_float64(self) -> RankingData:
         """The data with a float64 ``X`` (the data itself when ``X`` is float64 already)."""

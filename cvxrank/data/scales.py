@@ -49,6 +49,17 @@ def column_scales(X: np.ndarray | sp.spmatrix) -> np.ndarray:
     return np.maximum(X.max(axis=0), -X.min(axis=0)).astype(np.float64)
 
 
+def column_norms(X: np.ndarray | sp.spmatrix) -> np.ndarray:
+    """The 2-norm of each feature column, without a copy of X (float64 sums of squares:
+    :func:`check_magnitude` has refused the magnitudes whose squares overflow)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        return np.sqrt(np.bincount(X.indices, weights=np.square(X.data, dtype=np.float64),
+                                   minlength=X.shape[1]))
+    X = np.asarray(X)
+    return np.sqrt(np.einsum("ij,ij->j", X, X, dtype=np.float64))
+
+
 def magnitude_limit(n_documents: int, n_features: int) -> float:
     r"""The largest feature magnitude M accepted: :math:`M^2 d n^2` (a bound on any sum of
     squared pair differences) at most :data:`~cvxrank.tolerances.OVERFLOW_HEADROOM` times

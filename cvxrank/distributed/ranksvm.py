@@ -44,14 +44,23 @@ from typing import Any
 
 import numpy as np
 
+from cvxrank import rounding
 from cvxrank.cuts import QueryCuts
 from cvxrank.data.scales import badly_scaled, magnitude_limit
 from cvxrank.distributed import tasks
 from cvxrank.distributed.shards import ShardedRankingData
 from cvxrank.errors import CvxrankError, UsageError
 from cvxrank.formulations.base import HyperParameter, Objective
-from cvxrank.formulations.ranksvm import GradeTable, MarginBand, squared_hinge_dual_bound
+from cvxrank.formulations.ranksvm import (
+    GradeTable,
+    MarginBand,
+    primal_rounding,
+    squared_hinge_dual_bound,
+)
 from cvxrank.methods import PAIR_LOSSES
+from cvxrank.rounding import LossRounding
+from cvxrank.solvers.newton import ScoreError
+from cvxrank.solvers.one_slack import cut_rounding
 from cvxrank.tolerances import C_RANGE
 from cvxrank.trace import Run, Status, Trace, certified_radius
 
@@ -66,11 +75,31 @@ class ShardsLost(CvxrankError):
 class LossSums:
     """The loss of all shards at one point: its value, margin-weighted hinge sum and
     :math:`X^\\top \\partial L / \\partial s` (what the Newton loop and its certificate read
-    of an evaluation)."""
+    of an evaluation), with the summed rounding bound of the shards' evaluations and the
+    1- and 2-norms of the gradient in the scores (:mod:`cvxrank.rounding`)."""
 
     value: float
     margin_hinge: float
     gradient: np.ndarray
+    loss_rounding: LossRounding
+    grad_norms: tuple[float, float]
+
+    @staticmethod
+    def of(results: list[tasks.Terms]) -> LossSums:
+        """The sums of the shards' loss :class:`~cvxrank.distributed.tasks.Terms`."""
+        value = float(sum(r.value for r in results))
+        margin_hinge = float(sum(r.margin_hinge for r in results))
+        vectors = [r.vector for r in results if r.vector is not None]
+        gradient = vectors[0].copy()
+        for vector in vectors[1:]:
+            gradient += vector
+        bound = LossRounding(0.0, 0.0, 0.0, 0.0, 0.0)
+        for r in results:
+            if r.rounding is not None:
+                bound = bound + r.rounding
+        l1 = float(sum(r.grad_norms[0] for r in results))
+        l2 = math.sqrt(sum(r.grad_norms[1] for r in results))
+        return LossSums(value, margin_hinge, gradient, bound, (l1, l2))
 
 
 class ShardedRankSVM(Objective):
@@ -247,15 +276,21 @@ class ShardedRankSVM(Objective):
 
     def loss_sums(self, w: np.ndarray, engine: str = "auto") -> LossSums:
         """The loss of every shard at ``w``, summed (:class:`LossSums`)."""
-        value, margin_hinge, gradient = self.sum_terms(
-            tasks.loss, engine, np.asarray(w, dtype=np.float64))
-        return LossSums(value, margin_hinge, gradient)
+        return LossSums.of(self.map(tasks.loss, engine, np.asarray(w, dtype=np.float64)))
 
     # -- the objective ----------------------------------------------------------------------
     def primal_value(self, w: np.ndarray) -> float:
         """P(w), summed over the shards."""
         w = np.asarray(w, dtype=np.float64)
         return float(0.5 * (w @ w) + self.C * self.loss_sums(w).value)
+
+    def primal_bounds(self, w: np.ndarray) -> tuple[float, float]:
+        """P(w) and a bound on its rounding
+        (:func:`~cvxrank.formulations.ranksvm.primal_rounding`)."""
+        w = np.asarray(w, dtype=np.float64)
+        sums = self.loss_sums(w)
+        return (float(0.5 * (w @ w) + self.C * sums.value),
+                primal_rounding(self.data, self.C, w, sums.value, sums.loss_rounding))
 
     def dual_value_at(self, w: np.ndarray, evaluation: LossSums | None = None,
                       loss_gradient: np.ndarray | None = None) -> float:
@@ -280,8 +315,11 @@ class ShardedRankSVM(Objective):
         def oracle(w: np.ndarray) -> QueryCuts:
             sums = self.loss_sums(w)
             g = -sums.gradient
+            loss_error, gradient_error = cut_rounding(self.data, w, sums.loss_rounding, None,
+                                                      grad_norms=sums.grad_norms)
             return QueryCuts(loss=np.array([sums.value]), offset=np.array([sums.value + g @ w]),
-                             gradient=g[None, :])
+                             gradient=g[None, :], loss_error=np.array([loss_error]),
+                             gradient_error=np.array([gradient_error]))
 
         return oracle
 
@@ -306,7 +344,11 @@ class ShardedRankSVM(Objective):
             margin=np.concatenate([band.margin for band in bands]),
             weight=np.concatenate([band.weight for band in bands]),
             violated_sum=np.sum([band.violated_sum for band in bands], axis=0),
-            violated_margin=float(sum(band.violated_margin for band in bands)))
+            violated_margin=float(sum(band.violated_margin for band in bands)),
+            violated_error=float(sum(band.violated_error for band in bands)),
+            violated_margin_error=float(sum(band.violated_margin_error for band in bands)),
+            residual_error=max(band.residual_error for band in bands),
+            smallest_margin=min(band.smallest_margin for band in bands))
 
 
 class ShardedNewtonModel:
@@ -324,8 +366,9 @@ class ShardedNewtonModel:
         self.scaled = badly_scaled(objective.data)  # type: ignore[arg-type]
         self._w = np.zeros(self.n_features)
         self.evaluation = objective.loss_sums(self._w, engine)
-        self._trial: tuple[np.ndarray, LossSums] | None = None
+        self._trial: tuple[np.ndarray, LossSums, ScoreError] | None = None
         self._direction = np.zeros(self.n_features)
+        self._score_error = ScoreError(objective.data.column_scales)
 
     def loss_gradient(self) -> np.ndarray:
         return self.evaluation.gradient
@@ -345,15 +388,23 @@ class ShardedNewtonModel:
 
     def try_step(self, w_new: np.ndarray, t: float) -> LossSums:
         w_new = np.array(w_new, dtype=np.float64)
-        value, margin_hinge, gradient = self._f.sum_terms(
-            tasks.trial_loss, self._engine, self._w, self._direction, float(t), w_new)
-        trial = LossSums(value, margin_hinge, gradient)
-        self._trial = (w_new, trial)
+        trial = LossSums.of(self._f.map(tasks.trial_loss, self._engine, self._w,
+                                        self._direction, float(t), w_new))
+        # a shard that lost the iterate's scores computes X_k w_new afresh, which the
+        # accumulated bound covers (it adds each step's product rounding)
+        self._trial = (w_new, trial, self._score_error.after(t * self._direction, w_new))
         return trial
 
     def accept(self) -> None:
-        self._w, self.evaluation = self._trial
+        self._w, self.evaluation, self._score_error = self._trial
         self._trial = None
+
+    def gradient_error(self, w: np.ndarray, C: float) -> np.ndarray:
+        data = self._f.data
+        l1, l2 = self.evaluation.grad_norms
+        return rounding.gradient_error(
+            w, C, data.column_scales, data.column_norms, data.n_documents, l1, l2,
+            self.evaluation.loss_rounding.grad_bound(self._score_error.value))
 
 
 def fit_sharded(objective: ShardedRankSVM, solver: str = "auto", **options: Any) -> Run:
@@ -415,10 +466,15 @@ def _last_iterate(objective: ShardedRankSVM, solver: str, last: dict[str, Any],
     objective_value = float(trace.primal[-1])
     duals = np.asarray(trace.dual, dtype=float)
     duals = duals[np.isfinite(duals)]
-    gap = objective_value - float(duals.max()) if duals.size else math.nan
+    dual = float(duals.max()) if duals.size else math.nan
+    gap = objective_value - dual
+    gap_error = (float(trace.gap_error[-1]) if dual == trace.dual[-1]
+                 else objective.rounding_error(last["w"], objective_value, dual))
     radius = min(float(trace.radius[-1]) if math.isfinite(trace.radius[-1]) else math.inf,
-                 certified_radius(gap, objective.strong_convexity) if duals.size else math.inf)
+                 certified_radius(gap, objective.strong_convexity, gap_error)
+                 if duals.size else math.inf)
     return Run(w=last["w"], alpha=None, trace=trace, status=Status.INTERRUPTED,
                message=f"stopped: {lost}; the last certified iterate is returned",
                n_iter=int(last["k"]), solver=solver, formulation=objective.name,
-               objective=objective_value, gap=gap, w_radius=radius)
+               objective=objective_value, gap=gap + gap_error, gap_error=gap_error,
+               w_radius=radius)

@@ -186,6 +186,14 @@ class ShardedRankingData:
         return scales
 
     @property
+    def column_norms(self) -> np.ndarray:
+        """The 2-norm of each feature column over all shards."""
+        squares = np.zeros(self.n_features)
+        for s in self.summaries:
+            squares[: s.column_norms.size] += np.square(s.column_norms)
+        return np.sqrt(squares)
+
+    @property
     def source(self) -> str:
         """The shards' files, or ``"<n> shards"`` for shards split from memory."""
         sources = [s.source for s in self.summaries]

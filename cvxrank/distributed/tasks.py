@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.pair_losses import LossEvaluation
 from cvxrank.formulations.ranksvm import MarginBand, RankSVM
+from cvxrank.rounding import LossRounding
 from cvxrank.solvers.newton import FeatureColumns, hessian_diagonal, newton_matrix
 
 
@@ -37,14 +38,15 @@ from cvxrank.solvers.newton import FeatureColumns, hessian_diagonal, newton_matr
 class ShardSummary:
     """What the client learns of a shard when it is read: counts, the query ids (to check
     that no query is split across shards), the column scales (the data's badly-scaled
-    test and overflow check take their maximum) and a fingerprint.
+    test and overflow check take their maximum), the column norms (the certificates'
+    rounding bounds, :mod:`cvxrank.rounding`) and a fingerprint.
 
     Attributes
     ----------
     source : str or None
     n_documents, n_features, n_pairs : int
     query_ids : ndarray of int
-    column_scales : ndarray of shape (n_features,)
+    column_scales, column_norms : ndarray of shape (n_features,)
     fingerprint : str
     """
 
@@ -54,18 +56,23 @@ class ShardSummary:
     n_pairs: int
     query_ids: np.ndarray
     column_scales: np.ndarray
+    column_norms: np.ndarray
     fingerprint: str
 
 
 @dataclass(frozen=True)
 class Terms:
     """One shard's part of a sum: ``value`` (the loss), ``margin_hinge``, ``vector`` (a
-    d-vector or a d x d matrix) and the worker's compute ``seconds``."""
+    d-vector or a d x d matrix) and the worker's compute ``seconds``; for a loss, the
+    rounding bound of its evaluation and the 1- and 2-norms of its gradient in the scores
+    (``rounding``, ``grad_norms``: :mod:`cvxrank.rounding`)."""
 
     value: float
     margin_hinge: float
     vector: np.ndarray | None
     seconds: float
+    rounding: LossRounding | None = None
+    grad_norms: tuple[float, float] = (0.0, 0.0)
 
 
 def summarize(data: RankingData) -> ShardSummary:
@@ -76,7 +83,7 @@ def summarize(data: RankingData) -> ShardSummary:
     return ShardSummary(source=data.source, n_documents=data.n_documents,
                         n_features=data.n_features, n_pairs=int(count_pairs(data).sum()),
                         query_ids=np.asarray(data.query_ids), column_scales=data.column_scales,
-                        fingerprint=data_fingerprint(data))
+                        column_norms=data.column_norms, fingerprint=data_fingerprint(data))
 
 
 def pad(data: RankingData, n_features: int) -> RankingData:
@@ -206,8 +213,10 @@ def each(function: Callable[..., Any], shards: list[Shard], *args: Any) -> list[
 
 def _loss_terms(state: _State, started: float) -> Terms:
     ev = state.evaluation
+    grad = ev.grad
     return Terms(float(ev.value), float(ev.margin_hinge), state.gradient,
-                 time.perf_counter() - started)
+                 time.perf_counter() - started, ev.rounding(),
+                 (float(np.abs(grad).sum()), float(grad @ grad)))
 
 
 def loss(shard: Shard, engine: str, w: np.ndarray) -> Terms:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from cvxrank import rounding
 from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.data.scales import check_magnitude
 from cvxrank.sets import ConvexSet
@@ -290,6 +292,31 @@ class Objective(ABC):
     def primal_value(self, w: np.ndarray) -> float:
         """Primal objective at ``w`` (numpy, no solve)."""
 
+    def rounding_terms(self) -> int:
+        """The longest accumulation of terms the primal and dual values make (the n of
+        their :func:`~cvxrank.rounding.gamma` bound): the documents and features here; a
+        formulation with dual variables adds them."""
+        return int(self.data.n_documents) + int(self.data.n_features)
+
+    def rounding_error(self, w: np.ndarray, primal: float, dual: float) -> float:
+        r"""A bound on the rounding of ``primal - dual`` at ``w``, for a certificate whose
+        solver gives none of its own (:meth:`cvxrank.trace.TraceRecorder.record`):
+        :math:`\gamma_{N+4}(|P| + |D| + \|w\|^2 + f)` with N :meth:`rounding_terms` and f
+        the :attr:`gap_floor`, the size of the terms whose sum the values are: the primal's
+        terms are nonnegative (their sum is :math:`|P|`), the dual's cancel by at most the
+        regularizer's :math:`\|w\|^2`. The solvers of badly conditioned certificates
+        (Newton's gradient, the cutting planes' cuts) bound their own rounding instead."""
+        w = np.asarray(w, dtype=np.float64)
+        size = abs(float(primal)) + (abs(float(dual)) if math.isfinite(dual) else 0.0)
+        return rounding.value_error(self.rounding_terms(), size + float(w @ w)
+                                    + float(self.gap_floor))
+
+    def zero_is_exact(self) -> str:
+        """Why w = 0 is exactly this problem's optimum by its structure alone, or "" (no
+        such reason: a solver's certificate or :mod:`cvxrank.zero_certificate` must show
+        it)."""
+        return ""
+
     def weights(self, w: np.ndarray) -> np.ndarray:
         """The scoring weights of a primal point (the first ``n_features`` entries; a point
         that stacks other variables after them, such as thresholds, drops those)."""
@@ -430,6 +457,11 @@ class Formulation(Objective):
     def sizes(self) -> dict[str, int]:
         """``n_dual``: the number of dual variables."""
         return {"n_dual": int(self.n_dual)}
+
+    def rounding_terms(self) -> int:
+        """The documents, features and dual variables (at most 2**53: beyond, every
+        rounding bound is infinite anyway)."""
+        return super().rounding_terms() + min(int(self.n_dual), 2 ** 53)
 
     def duality_gap(self, w: np.ndarray, alpha: np.ndarray) -> float:
         """``primal_value(w) - dual_value(alpha)`` (>= 0 by weak duality for feasible alpha)."""

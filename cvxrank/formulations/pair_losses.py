@@ -41,15 +41,18 @@ References
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
+from cvxrank import rounding
 from cvxrank.formulations import sorted_kernels
 from cvxrank.methods import PAIR_LOSSES
+from cvxrank.rounding import LossRounding
 
 
 @dataclass
@@ -68,12 +71,23 @@ class LossEvaluation:
     hessp : callable or None
         ``hessp(delta)`` is the (generalized) Hessian of L in s times ``delta`` (n-vectors);
         None for the hinge loss, which has no Hessian.
+    rounding_of : callable or None
+        ``rounding_of()`` bounds the rounding of ``value`` and ``grad``
+        (:class:`~cvxrank.rounding.LossRounding`, computed on demand: only a certificate
+        needs it); None where the engine gives no bound.
     """
 
     value: float
     grad: np.ndarray
     margin_hinge: float
     hessp: Callable[[np.ndarray], np.ndarray] | None
+    rounding_of: Callable[[], LossRounding] | None = field(default=None, repr=False)
+
+    def rounding(self) -> LossRounding:
+        """The rounding bound of this evaluation (:attr:`rounding_of`)."""
+        if self.rounding_of is None:
+            raise ValueError("this loss evaluation carries no rounding bound")
+        return self.rounding_of()
 
 
 def _check_loss(loss: str) -> str:
@@ -109,6 +123,15 @@ class ExplicitPairLoss:
         self.weight = np.asarray(weight, dtype=np.float64)
         self.margin = np.asarray(margin, dtype=np.float64)
 
+    @functools.cached_property
+    def _static(self) -> tuple[float, float, int]:
+        """Total pair weight, largest margin and largest number of pairs of a document (the
+        rounding bound's constants)."""
+        degree = np.diff(self.AT.indptr)
+        return (float(np.abs(self.weight).sum()),
+                float(np.abs(self.margin).max(initial=0.0)),
+                int(degree.max(initial=0)))
+
     def evaluate(self, s: np.ndarray) -> LossEvaluation:
         """Value, gradient and Hessian-vector product of L at the scores ``s``."""
         r = self.margin - self.A @ s
@@ -116,7 +139,9 @@ class ExplicitPairLoss:
         c = self.weight
         if self.loss == "hinge":
             active = (r > 0).astype(np.float64)
-            return LossEvaluation(float(c @ pos), -(self.AT @ (c * active)), float("nan"), None)
+            value = float(c @ pos)
+            return LossEvaluation(value, -(self.AT @ (c * active)), float("nan"), None,
+                                  self._rounding(s, value, c * active))
         if self.loss == "squared_hinge":
             value = float(c @ (pos * pos))
             slope = 2.0 * pos
@@ -130,12 +155,47 @@ class ExplicitPairLoss:
             # squared hinges): at w = 0 every r is 1, and H = I there scales nothing
             curvature = 2.0 * c * ((r > 0) & (r <= 1.0))
             margin_hinge = float("nan")
-        grad = -(self.AT @ (c * slope))
+        weighted_slope = c * slope
+        grad = -(self.AT @ weighted_slope)
 
         def hessp(delta: np.ndarray) -> np.ndarray:
             return self.AT @ (curvature * (self.A @ delta))
 
-        return LossEvaluation(value, grad, margin_hinge, hessp)
+        return LossEvaluation(value, grad, margin_hinge, hessp,
+                              self._rounding(s, value, weighted_slope))
+
+    def _rounding(self, s: np.ndarray, value: float, weighted_slope: np.ndarray
+                  ) -> Callable[[], LossRounding]:
+        r"""The rounding bound of an evaluation at ``s`` (:class:`LossEvaluation`).
+
+        A pair's residual :math:`m - (s_i - s_j)` is two roundings, so off by
+        :math:`\delta_0 = 2u(m + 2\|s\|_\infty)` plus :math:`2\delta` for scores off by
+        :math:`\delta`; the value is a dot product of p nonnegative terms
+        (:math:`\gamma_{p+3} L`) and moves by at most :math:`\sum_k c_k |\ell'| \le
+        2\sqrt{W L}` (W the total pair weight; W for the hinge) per unit of residual, plus
+        :math:`W` times its square (:math:`(a + b)^2 \le 2a^2 + 2b^2` splits the two); each
+        document's gradient entry sums its pairs' terms
+        (:math:`\gamma_{deg+3}`), whose slopes move by at most 2 per unit of residual
+        (none for the hinge's subgradient).
+        """
+        total, largest_margin, degree = self._static
+        smooth = self.loss != "hinge"
+
+        def bound() -> LossRounding:
+            u = rounding.UNIT_ROUNDOFF
+            base = 2.0 * u * (largest_margin + 2.0 * float(np.abs(s).max(initial=0.0)))
+            slope = 2.0 * np.sqrt(total * max(value, 0.0)) if smooth else total
+            curvature = total if smooth else 0.0
+            grad_slope = 4.0 * total if smooth else 0.0
+            return LossRounding(
+                value=(rounding.gamma(self.weight.size + 3) * abs(value) + slope * base
+                       + 2.0 * curvature * base * base),
+                value_slope=2.0 * slope, value_curvature=8.0 * curvature,
+                grad=(rounding.gamma(degree + 3) * 2.0 * float(np.abs(weighted_slope).sum())
+                      + grad_slope * base),
+                grad_slope=2.0 * grad_slope)
+
+        return bound
 
 
 @dataclass(frozen=True)
@@ -307,11 +367,84 @@ class SortedPairLoss:
                 sorted_kernels.charge_numpy(time.perf_counter() - start)
                 return out
 
+        bound = self._rounding(values, order, value)
         if not squared:
-            return LossEvaluation(value, grad, float("nan"), None)
+            return LossEvaluation(value, grad, float("nan"), None, bound)
         return LossEvaluation(value, grad,
                               margin_hinge if self.loss == "squared_hinge" else float("nan"),
-                              hessp)
+                              hessp, bound)
+
+    @functools.cached_property
+    def _static(self) -> tuple[np.ndarray, float, float, int]:
+        r"""The rounding bound's constants: per block :math:`4 |c_b| n_b^2` (n_b entries,
+        weight c_b), the total pair weight :math:`W = \sum_b |c_b| n_b^{up} n_b^{low}`, the
+        largest margin and the most blocks a document is in."""
+        b = self.blocks
+        sizes = np.diff(b.ptr)
+        if not sizes.size:
+            return np.zeros(0), 0.0, 0.0, 0
+        c = np.abs(b.block_weight)
+        n_upper = np.add.reduceat(b.upper.astype(np.float64), b.ptr[:-1])
+        return (4.0 * c * sizes.astype(np.float64) ** 2,
+                float(c @ (n_upper * (sizes - n_upper))),
+                float(np.abs(b.block_margin).max()), int(np.bincount(b.doc).max()))
+
+    def _rounding(self, values: np.ndarray, order: np.ndarray,
+                  value: float) -> Callable[[], LossRounding]:
+        r"""The rounding bound of an evaluation (:class:`LossEvaluation`) at the scores
+        whose shifted ``values`` are given, sorted by ``order`` in each block.
+
+        A block's centred values lie within its spread :math:`V_b` (its largest sorted
+        value minus its smallest); the shift and the centring round a pair's residual by at
+        most :math:`\delta_0 = 6uV` (:math:`V = 2\|s\|_\infty + m`, at most twice the
+        largest shifted value plus 2m), plus :math:`2\delta`
+        for scores off by :math:`\delta`. Squared hinge and Huber
+        (:func:`~cvxrank.formulations.sorted_kernels.block_sums`): an upper entry's term
+        :math:`c(S^2 - v(2S^1 - n v))` adds prefix sums of at most :math:`n_b` terms, its
+        magnitudes at most :math:`4 c n_b V_b^2`, into one running value over all E
+        entries (:math:`\gamma_{E + n_b + 8} \sum_b 4 c_b n_b^2 V_b^2`); an entry's
+        gradient :math:`2c(n v - S^1)` has magnitudes at most :math:`4 c n_b V_b` and is
+        added into its document's over at most G blocks (:math:`\gamma_{n_b + G + 6}` of
+        :math:`\sum_b 4 c_b n_b^2 V_b`). A residual moved by :math:`\epsilon` moves the
+        value by at most :math:`2\sqrt{W L}\epsilon + W \epsilon^2` and the gradient by
+        :math:`2c\epsilon` per pair and entry (:math:`4 W \epsilon` in the 1-norm).
+        Hinge: the value :math:`\sum_t c\, n_t (v_t - v_{mid})` has magnitudes at most
+        :math:`c n_b^2 V_b` per block
+        (:math:`\gamma_{E+4}`) and moves by :math:`W \epsilon`; its gradient entries are
+        counts times c, added over at most G blocks.
+        """
+        quadratic, W, largest_margin, blocks_per_doc = self._static
+        ptr = self.blocks.ptr
+        n_entries = self.n_entries
+        squared = self.loss != "hinge"
+
+        def bound() -> LossRounding:
+            u = rounding.UNIT_ROUNDOFF
+            if not quadratic.size:
+                return LossRounding(0.0, 0.0, 0.0, 0.0, 0.0)
+            first, last = values[order[ptr[:-1]]], values[order[ptr[1:] - 1]]
+            spread = last - first
+            sizes = np.diff(ptr).astype(np.float64)
+            # |s| <= |value| + m/2, and the largest |value| is a block's first or last
+            largest = max(float(np.abs(first).max()), float(np.abs(last).max()))
+            base = 6.0 * u * (2.0 * largest + 2.0 * largest_margin)
+            total = float(quadratic.sum())
+            if not squared:
+                return LossRounding(
+                    value=rounding.gamma(n_entries + 4) * float(quadratic @ spread) / 4.0
+                    + W * base, value_slope=2.0 * W, value_curvature=0.0,
+                    grad=rounding.gamma(blocks_per_doc + 2) * total / 4.0, grad_slope=0.0)
+            slope = 2.0 * math.sqrt(W * max(value, 0.0))
+            chains = (sizes + blocks_per_doc + 6.0) * u
+            return LossRounding(
+                value=(rounding.gamma(n_entries + sizes.max() + 8)
+                       * float(quadratic @ (spread * spread)) + slope * base
+                       + 2.0 * W * base * base),
+                value_slope=2.0 * slope, value_curvature=8.0 * W,
+                grad=float((chains / (1.0 - chains)) @ (quadratic * spread)) + 4.0 * W * base,
+                grad_slope=8.0 * W)
+
+        return bound
 
 
 def _build_blocks(query: np.ndarray, grade: np.ndarray, query_weight: np.ndarray,

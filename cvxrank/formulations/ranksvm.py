@@ -31,8 +31,9 @@ scores with ``X w`` and :class:`~cvxrank.formulations.kernel_ranksvm.KernelRankS
 from __future__ import annotations
 
 import hashlib
+import math
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from cvxrank import compensated, rounding
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData, largest_distance_to_mean, squared_distances
 from cvxrank.formulations.base import (
@@ -50,6 +52,7 @@ from cvxrank.formulations.base import (
 )
 from cvxrank.formulations.pair_losses import ExplicitPairLoss, LossEvaluation, SortedPairLoss
 from cvxrank.methods import PAIR_LOSSES
+from cvxrank.rounding import LossRounding
 from cvxrank.sets import Box
 
 if TYPE_CHECKING:
@@ -87,6 +90,13 @@ class MarginBand:
         :math:`\sum_{k \in V} c_k d_k` over the pairs V below the band.
     violated_margin : float
         :math:`\sum_{k \in V} c_k m_k`.
+    violated_error, violated_margin_error : float
+        Bounds on the rounding of ``violated_sum`` (2-norm) and ``violated_margin``
+        (:mod:`cvxrank.rounding`).
+    residual_error : float
+        A bound on the rounding of every pair's computed :math:`t_k` at w.
+    smallest_margin : float
+        The smallest :math:`|m_k|` of any pair (inf without pairs).
     """
 
     radius: float
@@ -95,6 +105,10 @@ class MarginBand:
     weight: np.ndarray
     violated_sum: np.ndarray
     violated_margin: float
+    violated_error: float = 0.0
+    violated_margin_error: float = 0.0
+    residual_error: float = 0.0
+    smallest_margin: float = math.inf
 
 
 class PairwiseSVM(ProjectableDual, LossWeighted):
@@ -223,6 +237,14 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
     @property
     def _A(self) -> sp.csr_matrix:  # noqa: N802 (the paper's name)
         return self.pairs.A
+
+    def _pair_margins(self) -> np.ndarray:
+        """The margins the pairs have: per used pair of grades with structured weights, per
+        pair otherwise."""
+        if not self.structured:
+            return np.asarray(self.margin)
+        used = sorted(self._used_grade_pairs())
+        return np.array([self.margin_table[hi, lo] for hi, lo in used])
 
     def _used_grade_pairs(self) -> set[tuple[int, int]]:
         """(higher, lower) grade levels that occur together in some query."""
@@ -461,7 +483,8 @@ class RankSVM(PairwiseSVM):
         :meth:`dual_infeasibility` and the constraints of :meth:`dual` come.
     capabilities : frozenset of str
         ``dual_gradient``, ``pair_samples`` and ``loss_subgradient``; ``cut_bounds`` and
-        ``margin_band`` (hinge); ``pairwise_newton`` (squared hinge, Huber);
+        ``margin_band`` (hinge); ``pairwise_newton`` and ``accurate_gradient`` (squared
+        hinge, Huber);
         ``primal_certificate`` (squared hinge); ``sorted_pairs`` and ``query_blocks`` (when
         structured).
 
@@ -514,7 +537,7 @@ class RankSVM(PairwiseSVM):
         if loss == "hinge":
             capabilities |= {"cut_bounds", "margin_band"}
         else:
-            capabilities.add("pairwise_newton")
+            capabilities |= {"pairwise_newton", "accurate_gradient"}
         if loss == "squared_hinge":
             capabilities.add("primal_certificate")
         if self.structured:
@@ -566,6 +589,95 @@ class RankSVM(PairwiseSVM):
         """P(w), see the class docstring (O(n log n) with structured weights, else O(p))."""
         w = np.asarray(w, dtype=np.float64)
         return float(0.5 * (w @ w) + self.C * self.evaluate_loss(w).value)
+
+    def zero_is_exact(self) -> str:
+        r"""Why w = 0 is the exact optimum: every preference pair compares two documents with
+        the same features (each query's documents are equal where its grades differ), so
+        the loss does not depend on w and :math:`\tfrac12\|w\|^2` decides; else ""."""
+        data = self.data
+        X = data.X.toarray() if sp.issparse(data.X) else np.asarray(data.X)
+        order = np.argsort(data.query_index, kind="stable")
+        queries = data.query_index[order]
+        starts = np.flatnonzero(np.r_[True, queries[1:] != queries[:-1]])
+        rows = X[order]
+        spread = np.maximum.reduceat(rows, starts) - np.minimum.reduceat(rows, starts)
+        grades = data.y[order]
+        ranked = np.maximum.reduceat(grades, starts) > np.minimum.reduceat(grades, starts)
+        if ranked.any() and not np.any(spread[ranked]):
+            return ("w = 0 is the exact optimum: the documents of every query with preference "
+                    "pairs have equal features, so the loss does not depend on w")
+        return ""
+
+    def accurate_gradient(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r""":math:`\nabla P(w) = w - C \sum_k c_k \ell'(r_k) d_k` at ``w`` exactly up to a
+        bound that is a few units of :math:`2^{-106}` of its terms, and that bound per feature
+        (the smooth losses: squared hinge and Huber), over the explicit pairs in double-word
+        arithmetic (:mod:`cvxrank.compensated`): the scores :math:`x_i^\top w`, the residuals
+        :math:`r_k = m_k - (s_i - s_j)`, the slopes and the products with
+        :math:`d_k = x_i - x_j` carried in about 106 bits. It costs O(p d) with a constant
+        of some tens of float64 operations: the Newton solvers call it once, at their last
+        iterate, where the float64 gradient's rounding bound is too loose for what a fit
+        asks (a badly scaled column: its gradient entry sums terms of order scale that cancel
+        below float64's rounding; certified measures that need a radius below that bound).
+
+        Returns
+        -------
+        g, error : ndarray of shape (d,)
+            The gradient rounded to float64 and a bound on ``|g - grad P(w)|`` per feature.
+        """
+        if self.loss == "hinge":
+            raise ValueError(f"{self.name}: the hinge loss has no gradient")
+        w = np.asarray(w, dtype=np.float64)
+        P, c, m = self.pairs, np.asarray(self.pair_weight), np.asarray(self.margin)
+        n, d = self._X.shape
+        s = (np.zeros(n), np.zeros(n))
+        magnitude = np.zeros(n)
+        for j, column in _columns(self._X, range(d)):
+            s = compensated.add(s, compensated.two_product(column, np.full(n, w[j])))
+            magnitude += np.abs(column * w[j])
+        s_error = compensated.ADD_ERROR * d * magnitude * 2.0
+        up, low = P.upper, P.lower
+        r = compensated.add((m, np.zeros_like(m)),
+                            compensated.add((-s[0][up], -s[1][up]), (s[0][low], s[1][low])))
+        r_error = (2.0 * compensated.ADD_ERROR * (np.abs(m) + magnitude[up] + magnitude[low])
+                   + s_error[up] + s_error[low])
+        positive = r[0] > 0
+        slope = (2.0 * np.where(positive, r[0], 0.0), 2.0 * np.where(positive, r[1], 0.0))
+        if self.loss == "huber":  # slope 2 min(r, 1) on r > 0
+            over = r[0] > 1.0
+            slope = (np.where(over, 2.0, slope[0]), np.where(over, 0.0, slope[1]))
+        a = compensated.times_float(slope, c)
+        a_error = 2.0 * c * r_error + compensated.TIMES_FLOAT_ERROR * np.abs(a[0]) * 2.0
+        # beta_i = dL/ds_i: -a_k at the upper document, +a_k at the lower one
+        beta, counts = compensated.segment_sums(
+            (np.concatenate([-a[0], a[0]]), np.concatenate([-a[1], a[1]])),
+            np.concatenate([up, low]), n)
+        spread = np.bincount(up, weights=np.abs(a[0]), minlength=n) + np.bincount(
+            low, weights=np.abs(a[0]), minlength=n)
+        beta_error = (compensated.sum_error(counts, 2.0 * spread)
+                      + np.bincount(up, weights=a_error, minlength=n)
+                      + np.bincount(low, weights=a_error, minlength=n))
+        g = np.empty(d)
+        error = np.empty(d)
+        for j, column in _columns(self._X, range(d)):
+            total = compensated.tree_sum(compensated.times_float(beta, column))
+            size = float(np.abs(beta[0]) @ np.abs(column))
+            total_error = (2.0 * compensated.TIMES_FLOAT_ERROR * size
+                           + float(compensated.sum_error(n, 2.0 * size))
+                           + float(beta_error @ np.abs(column)) * 2.0)
+            hi, lo = compensated.add((np.array(w[j]), np.array(0.0)),
+                                     compensated.times_float(total, np.array(self.C)))
+            g[j] = float(hi)
+            error[j] = (abs(float(lo)) + self.C * total_error * 2.0
+                        + 2.0 * compensated.ADD_ERROR * (abs(w[j]) + self.C * size))
+        return g, error
+
+    def primal_bounds(self, w: np.ndarray) -> tuple[float, float]:
+        """P(w) and a bound on its rounding (:func:`primal_rounding`)."""
+        w = np.asarray(w, dtype=np.float64)
+        ev = self.evaluate_loss(w)
+        return (float(0.5 * (w @ w) + self.C * ev.value),
+                primal_rounding(self.data, self.C, w, ev.value, ev.rounding()))
 
     def primal_from_dual(self, alpha: np.ndarray) -> np.ndarray:
         """w(alpha) = X^T A^T alpha."""
@@ -669,7 +781,34 @@ class RankSVM(PairwiseSVM):
         violated_sum = (np.asarray(self._X.T @ violated_doc, dtype=np.float64).ravel()
                         + weight[below] @ D[below])
         return MarginBand(radius, D[inside], margin[inside], weight[inside], violated_sum,
-                          float(violated_margin + weight[below] @ margin[below]))
+                          float(violated_margin + weight[below] @ margin[below]),
+                          **self._band_rounding(w, s, violated_doc, weight[below], D[below]))
+
+    def _band_rounding(self, w: np.ndarray, s: np.ndarray, violated_doc: np.ndarray,
+                       weight: np.ndarray, D: np.ndarray) -> dict[str, float]:
+        r"""The rounding bounds of a :class:`MarginBand` at w (:mod:`cvxrank.rounding`): the
+        per-document coefficients of the violated pairs sum weights times counts, at most
+        :math:`2W` in all (W :meth:`total_pair_weight`); ``violated_sum`` is :math:`X^\top`
+        times them (:func:`~cvxrank.rounding.gradient_error`) plus the window's violated
+        differences; ``violated_margin`` sums at most W times the largest margin; each
+        :math:`t_k` is a difference of two scores :math:`fl(Xw)` and a margin."""
+        data = self.data
+        total = self.total_pair_weight()
+        margins = np.abs(self._pair_margins())
+        chain = data.n_documents + int(weight.size) + 4
+        coefficient_error = rounding.gamma(chain) * 2.0 * total
+        violated = rounding.gradient_error(
+            np.zeros_like(w), 1.0, data.column_scales, data.column_norms, data.n_documents,
+            float(np.abs(violated_doc).sum()), float(np.linalg.norm(violated_doc)),
+            coefficient_error)
+        window = rounding.gamma(weight.size + 2) * np.linalg.norm(np.abs(weight) @ np.abs(D))
+        scores = rounding.score_bound(data.column_scales, w)
+        largest = float(margins.max(initial=0.0))
+        return {"violated_error": float(np.linalg.norm(violated)) + float(window),
+                "violated_margin_error": rounding.gamma(chain) * total * largest,
+                "residual_error": (2.0 * rounding.product_error(data.column_scales, w)
+                                   + 4.0 * rounding.UNIT_ROUNDOFF * (largest + scores)),
+                "smallest_margin": float(margins.min(initial=math.inf))}
 
     @cached_property
     def _block_reach(self) -> np.ndarray:
@@ -771,6 +910,30 @@ class RankSVM(PairwiseSVM):
         if self.loss != "hinge":
             lipschitz += 1.0 / (2.0 * self.C * float(self.pair_weight.min()))
         return lipschitz
+
+
+def _columns(X: np.ndarray | sp.csr_matrix, features: range
+             ) -> Iterator[tuple[int, np.ndarray]]:
+    """The feature columns of X, one at a time, as contiguous float64 vectors (a sparse X
+    through one CSC copy)."""
+    csc = sp.csc_matrix(X) if sp.issparse(X) else None
+    for j in features:
+        if csc is None:
+            yield j, np.ascontiguousarray(X[:, j], dtype=np.float64)
+        else:
+            column = np.zeros(X.shape[0])
+            lo, hi = csc.indptr[j], csc.indptr[j + 1]
+            column[csc.indices[lo:hi]] = csc.data[lo:hi]
+            yield j, column
+
+
+def primal_rounding(data: Any, C: float, w: np.ndarray, loss: float,
+                    bound: LossRounding) -> float:
+    r"""The rounding bound of :math:`P(w) = \tfrac12\|w\|^2 + C L(fl(Xw))`: the loss's at
+    scores off by :func:`cvxrank.rounding.product_error`, and the sum's."""
+    delta = rounding.product_error(data.column_scales, w)
+    return (C * bound.value_bound(delta)
+            + rounding.value_error(w.size + 2, 0.5 * float(w @ w) + C * abs(loss)))
 
 
 def squared_hinge_dual_bound(C: float, value: float, margin_hinge: float,

@@ -58,6 +58,8 @@ References
 from __future__ import annotations
 
 import hashlib
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -65,10 +67,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
+from cvxrank import rounding
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
 from cvxrank.formulations.pair_losses import LossEvaluation
+from cvxrank.rounding import LossRounding
 from cvxrank.sandbox.conic import ConicSet
 from cvxrank.sandbox.losses import PairLoss
 from cvxrank.sandbox.sets import ConstraintSet
@@ -131,7 +135,38 @@ class PairLossEngine:
             return self.AT @ (curvature[0] * (self.A @ delta))
 
         return PairLossEvaluation(float(c @ values), self.AT @ (c * slope), float("nan"),
-                                  hessp, fenchel=float(c @ (t * slope - values)))
+                                  hessp, self._rounding(s, values, slope),
+                                  fenchel=float(c @ (t * slope - values)))
+
+    def _rounding(self, s: np.ndarray, values: np.ndarray, slope: np.ndarray
+                  ) -> Callable[[], LossRounding]:
+        r"""The rounding bound of an evaluation (:class:`~cvxrank.rounding.LossRounding`),
+        taking the loss's own numpy value and derivative to be within 8 units of rounding
+        (its functions are the user's): :math:`t = As` is one rounding of
+        :math:`2\|s\|_\infty`; the value sums p terms and moves by :math:`\sum_k c_k
+        |\ell'|` per unit of t plus half the largest curvature times W per its square; each
+        document's gradient sums its pairs' and moves by the curvature per unit of t (a loss
+        of unbounded curvature, a kink, gives its subgradient at the computed t)."""
+        c = self.weight
+        high = float(self.loss.curvature_range[1])
+        curvature = high if math.isfinite(high) else 0.0
+        total = float(np.abs(c).sum())
+        degree = int(np.diff(self.AT.indptr).max(initial=0))
+
+        def bound() -> LossRounding:
+            u = rounding.UNIT_ROUNDOFF
+            base = 2.0 * u * float(np.abs(s).max(initial=0.0))
+            size = float(np.abs(c) @ np.abs(values))
+            slopes = float(np.abs(c) @ np.abs(slope))
+            return LossRounding(
+                value=(rounding.gamma(c.size + 3) + 8.0 * u) * size + slopes * base
+                + 0.5 * curvature * total * base * base,
+                value_slope=2.0 * slopes, value_curvature=2.0 * curvature * total,
+                grad=(rounding.gamma(degree + 3) + 8.0 * u) * 2.0 * slopes
+                + 2.0 * curvature * total * base,
+                grad_slope=4.0 * curvature * total)
+
+        return bound
 
 
 class PairwiseFormulation(ProjectableDual, LossWeighted):

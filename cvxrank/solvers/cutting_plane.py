@@ -90,7 +90,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank import tolerances
+from cvxrank import rounding, tolerances
 from cvxrank.capabilities import require, solver
 from cvxrank.cuts import QueryCuts
 from cvxrank.errors import SolverError
@@ -125,12 +125,18 @@ Support = tuple[np.ndarray, np.ndarray] | None
 @dataclass(frozen=True)
 class Polished:
     """What an exact finish returns: a point, its objective and a certified lower bound on
-    :math:`p^*`."""
+    :math:`p^*`, with the rounding bounds of both; ``gap`` the gap between them where the
+    finish computed it in a better-conditioned form than their difference (with its own
+    rounding bound ``gap_error``)."""
 
     w: np.ndarray
     primal: float
     dual: float
+    primal_error: float
+    dual_error: float
     lam: np.ndarray | None = None  # the working set's multipliers of ``dual`` (master finish)
+    gap: float | None = None
+    gap_error: float = 0.0
 
 
 #: An exact finish: ``finish(w, radius)`` from the best point and its certified radius, a
@@ -529,14 +535,61 @@ def iteration_bound(formulation: Any, tol: float = tolerances.FAST_SOLVER_GAP,
 # ------------------------------------------------------------------------------ the loop
 @dataclass
 class _Best:
-    """The best point and bound of a run so far (and the multipliers and pair weights of
-    that bound, for the dual map)."""
+    """The best point and bound of a run so far, with their rounding bounds (and the
+    multipliers and pair weights of that bound, for the dual map); ``gap`` the finish's
+    better-conditioned gap between the two while both are the finish's (None otherwise)."""
 
     w: np.ndarray
     primal: float
+    primal_error: float = 0.0
     dual: float = 0.0  # lambda = 0: D = 0 <= p*
+    dual_error: float = 0.0
     lam: np.ndarray | None = None
     supports: list[Support] | None = None
+    gap: tuple[float, float] | None = None
+
+    def certificate(self) -> dict[str, float | None]:
+        """The gap and its rounding bound, as :meth:`~cvxrank.trace.TraceRecorder.record`
+        takes them."""
+        if self.gap is not None:
+            return {"gap": self.gap[0], "gap_error": self.gap[1]}
+        return {"gap": None, "gap_error": self.primal_error + self.dual_error}
+
+
+def primal_error(cuts: QueryCuts, w: np.ndarray, kappa: float) -> float:
+    r"""The rounding bound of :math:`P(w) = \tfrac12\|w\|^2 + \kappa \sum_i L_i(w)` from
+    the oracle's losses: their own bounds (``cuts.loss_error``, where the oracle gives
+    them) and the final sum's, :math:`\gamma_{d+B+4}(\tfrac12\|w\|^2 + \kappa \sum_i
+    |L_i|)`."""
+    own = 0.0 if cuts.loss_error is None else kappa * float(np.sum(cuts.loss_error))
+    return own + rounding.value_error(w.size + cuts.n_blocks,
+                                      0.5 * float(w @ w) + kappa * float(np.abs(cuts.loss).sum()))
+
+
+def cut_error(cuts: QueryCuts, w: np.ndarray, reach: float) -> float:
+    r"""How far below a valid piece of :math:`L_i` any computed piece :math:`\hat c_i -
+    \hat g_i^\top v` can lie, over the ball :math:`\|v\| \le` ``reach`` (which holds the
+    optimum): the loss's rounding, the offset's :math:`\hat c_i = \hat L_i + \hat g_i^\top
+    w` (:math:`\gamma_{d+2}(|\hat L_i| + |\hat g_i|^\top |w|)`) and the gradient's error
+    times :math:`\|v - w\| \le` ``reach`` :math:`+ \|w\|`; the largest over the blocks."""
+    own = np.abs(cuts.loss) + np.abs(cuts.gradient) @ np.abs(w)
+    error = rounding.gamma(w.size + 2) * own
+    if cuts.loss_error is not None:
+        error = error + cuts.loss_error
+    if cuts.gradient_error is not None:
+        error = error + cuts.gradient_error * (reach + float(np.linalg.norm(w)))
+    return float(np.max(error, initial=0.0))
+
+
+def dual_error(dual: float, w: np.ndarray, n_cuts: int, kappa: float, n_blocks: int,
+               cut_error_max: float) -> float:
+    r"""The rounding bound of a master's :math:`D(\lambda)` (``dual``, at its point
+    :math:`w = G^\top\lambda`, over ``n_cuts`` cuts): the cuts' own errors (at most
+    ``cut_error_max`` each, weighted by at most :math:`\kappa` per block) and the sums'
+    (:math:`\gamma_{t+d+4}(|D| + 2\|w\|^2)`, the offsets' weighted sum being
+    :math:`D + \tfrac12\|w\|^2`)."""
+    return (kappa * n_blocks * cut_error_max
+            + rounding.value_error(n_cuts + w.size, abs(dual) + 2.0 * float(w @ w)))
 
 
 def run_cutting_plane(
@@ -616,10 +669,12 @@ def run_cutting_plane(
     one_block = master == "active-set"
     working = WorkingSet(formulation.data.n_features, gram=one_block,
                          zero_cut=kappa if one_block else None)
-    if exact_master:
-        finish = master_finish(working, n_blocks, kappa, oracle)
     w = np.zeros(formulation.data.n_features)
     best = _Best(w=w, primal=math.inf)
+    reach = math.inf  # a bound on ||w*||, from P(0) at the first call
+    cut_error_max = 0.0
+    if exact_master:
+        finish = master_finish(working, n_blocks, kappa, oracle, lambda: cut_error_max)
     xi = np.zeros(n_blocks)
     totals = {"master_time": 0.0, "oracle_time": 0.0, "finish_time": 0.0}
     step = {"master_time": 0.0, "oracle_time": 0.0, "violation": math.nan}
@@ -630,7 +685,7 @@ def run_cutting_plane(
         started = time.perf_counter()
         cuts = within_budget(oracle, w, rec.seconds_left()) if threaded and k else oracle(w)
         if cuts is None:  # the budget ran out during the call: a last row, at this time
-            rec.record(k, w=best.w, values=(best.primal, best.dual),
+            rec.record(k, w=best.w, values=(best.primal, best.dual), **best.certificate(),
                        extra={"cuts": working.n_cuts, **step})
             status, message = Status.TIME_BUDGET, (
                 f"stopped: time budget {options.time_budget:g} s reached during a separation "
@@ -640,15 +695,19 @@ def run_cutting_plane(
         violated = np.flatnonzero(excess > VIOLATION * (1.0 + cuts.loss))
         step["violation"] = float(np.max(excess))
         primal = float(0.5 * (w @ w) + kappa * cuts.loss.sum())
+        error = primal_error(cuts, w, kappa)
+        if not math.isfinite(reach):  # w = 0: 1/2 ||w*||^2 <= p* <= P(0)
+            reach = math.sqrt(2.0 * (primal + error))
+        cut_error_max = max(cut_error_max, cut_error(cuts, w, reach))
         if primal < best.primal:
-            best.w, best.primal = w, primal
+            best.w, best.primal, best.primal_error, best.gap = w, primal, error, None
         supports = cuts.supports()
         working.add(cuts.offset[violated], cuts.gradient[violated], violated,
                     [supports[b] for b in violated])
         added += int(violated.size)
         step["oracle_time"] = time.perf_counter() - started
         totals["oracle_time"] += step["oracle_time"]
-        if not rec.record(k, w=best.w, values=(best.primal, best.dual),
+        if not rec.record(k, w=best.w, values=(best.primal, best.dual), **best.certificate(),
                           extra={"cuts": working.n_cuts, **step}):
             break
         if finish is not None and rec.tol_met and (best.primal - best.dual <= next_finish
@@ -660,6 +719,7 @@ def run_cutting_plane(
             finishes += 1
             totals["finish_time"] += elapsed
             if not rec.record(k, w=best.w, values=(best.primal, best.dual),
+                              **best.certificate(),
                               extra={"cuts": working.n_cuts, "finish_time": elapsed}):
                 break
         if violated.size == 0:
@@ -684,7 +744,9 @@ def run_cutting_plane(
         np.maximum.at(xi, working.block, working.offset - working.gradient @ w)
         dual = working.dual_value(lam)
         if dual > best.dual:
-            best.dual = dual
+            best.dual, best.gap = dual, None
+            best.dual_error = dual_error(dual, w, working.n_cuts, kappa, n_blocks,
+                                         cut_error_max)
             if dual_map is not None:
                 best.lam, best.supports = lam.copy(), list(working.supports)
         if prune_after is not None:
@@ -736,22 +798,30 @@ def _polish(best: _Best, finish: Finish,
     bound where better (a finish that fails keeps neither); return its seconds and the
     multipliers of its bound when it raised the bound (None otherwise)."""
     started = time.perf_counter()
-    radius = certified_radius(best.primal - best.dual, strong_convexity)
+    gap = best.primal - best.dual if best.gap is None else best.gap[0]
+    radius = certified_radius(gap, strong_convexity, best.certificate()["gap_error"])
     try:
         polished = finish(best.w, radius)
     except SolverError:  # a finish that does not terminate (ill-conditioned cuts) adds nothing
         polished = None
     raised = None
     if polished is not None:
-        if polished.primal < best.primal:
-            best.w, best.primal = polished.w, polished.primal
-        if polished.dual > best.dual:
-            best.dual, raised = polished.dual, polished.lam
+        primal, dual = polished.primal < best.primal, polished.dual > best.dual
+        if primal:
+            best.w, best.primal, best.primal_error = polished.w, polished.primal, \
+                polished.primal_error
+        if dual:
+            best.dual, best.dual_error, raised = polished.dual, polished.dual_error, \
+                polished.lam
+        if primal or dual:  # the finish's own gap holds while both sides are its own
+            best.gap = ((polished.gap, polished.gap_error)
+                        if primal and dual and polished.gap is not None else None)
     return time.perf_counter() - started, raised
 
 
 def master_finish(working: WorkingSet, n_blocks: int, kappa: float,
-                  oracle: Callable[[np.ndarray], QueryCuts]) -> Finish:
+                  oracle: Callable[[np.ndarray], QueryCuts],
+                  cut_error_max: Callable[[], float]) -> Finish:
     r"""The n-slack's exact finish: the restricted master solved exactly.
 
     An interior-point master (CVXPY) stops at a relative accuracy, and the cutting plane's
@@ -763,7 +833,8 @@ def master_finish(working: WorkingSet, n_blocks: int, kappa: float,
     objective (the oracle's losses) and the bound :math:`D(\lambda)` (module docstring):
     equal to the objective to rounding once the working set holds the optimum's pieces
     (the gap summed by block, :func:`gap_by_block`, without the cancellation of two large
-    sides).
+    sides). Its rounding bounds add the cuts' own (``cut_error_max()``, the largest so far,
+    :func:`cut_error`) to the gap's terms'.
     """
 
     def finish(w: np.ndarray, radius: float) -> Polished | None:
@@ -772,10 +843,22 @@ def master_finish(working: WorkingSet, n_blocks: int, kappa: float,
         _, lam = solve_master_blocks(working, n_blocks, kappa, tol=0.0)
         lam = _refine_support(working, lam, n_blocks, kappa)
         w_new = working.w(lam)
-        loss = oracle(w_new).loss
+        cuts = oracle(w_new)
+        loss = cuts.loss
         primal = float(0.5 * (w_new @ w_new) + kappa * loss.sum())
-        return Polished(w_new, primal, primal - gap_by_block(working, lam, w_new, loss, kappa),
-                        lam=lam)
+        error = primal_error(cuts, w_new, kappa)
+        gap = gap_by_block(working, lam, w_new, loss, kappa)
+        # the gap's terms: losses (their error, weighted by kappa per block) and the cuts'
+        # values at w (their offsets' and products' rounding)
+        values = np.abs(working.offset) + np.abs(working.gradient) @ np.abs(w_new)
+        cuts_error = kappa * n_blocks * cut_error_max()
+        gap_error = (error + cuts_error
+                     + rounding.value_error(working.n_cuts + w_new.size,
+                                            gap + kappa * float(values.max(initial=0))
+                                            * n_blocks))
+        return Polished(w_new, primal, primal - gap, error, error + cuts_error
+                        + dual_error(primal - gap, w_new, working.n_cuts, kappa, n_blocks,
+                                     0.0), lam=lam, gap=gap, gap_error=gap_error)
 
     return finish
 

@@ -54,13 +54,16 @@ References
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from cvxrank import rounding
 from cvxrank.capabilities import solver
 from cvxrank.cuts import QueryCuts
+from cvxrank.rounding import LossRounding
 from cvxrank.solvers.cutting_plane import Finish, Polished, run_cutting_plane
 from cvxrank.threads import blas_threads
 from cvxrank.trace import Run, SolverOptions
@@ -92,16 +95,37 @@ FIRST_CROSSINGS = 32
 
 def loss_cuts(formulation: Any) -> Callable[[np.ndarray], QueryCuts]:
     r"""The 1-slack oracle: the pairwise loss at w as the piece :math:`R(v) \ge c - g^\top v`
-    of one block (one sorted loss evaluation and one product with :math:`X^\top`)."""
+    of one block (one sorted loss evaluation and one product with :math:`X^\top`), with the
+    rounding bounds of the loss and of g (:mod:`cvxrank.rounding`: the scores :math:`Xw`
+    computed afresh)."""
     X = formulation.X
+    data = formulation.data
 
     def oracle(w: np.ndarray) -> QueryCuts:
         ev = formulation.evaluate_loss(w)
         g = -np.asarray(X.T @ ev.grad, dtype=np.float64).ravel()
+        loss_error, gradient_error = cut_rounding(data, w, ev.rounding(), ev.grad)
         return QueryCuts(loss=np.array([ev.value]), offset=np.array([ev.value + g @ w]),
-                         gradient=g[None, :])
+                         gradient=g[None, :], loss_error=np.array([loss_error]),
+                         gradient_error=np.array([gradient_error]))
 
     return oracle
+
+
+def cut_rounding(data: Any, w: np.ndarray, loss: LossRounding, grad: np.ndarray | None, *,
+                 grad_norms: tuple[float, float] | None = None) -> tuple[float, float]:
+    r"""The rounding bounds of the 1-slack piece at w: of the loss at the scores
+    :math:`fl(Xw)` (off by :func:`cvxrank.rounding.product_error`) and, in the 2-norm, of
+    :math:`g = -X^\top \partial_s R` (:func:`cvxrank.rounding.gradient_error`, without
+    the regularizer's term); ``grad_norms`` the 1- and 2-norms of the loss's gradient in
+    the scores where ``grad`` is not at hand (shards)."""
+    delta = rounding.product_error(data.column_scales, w)
+    l1, l2 = ((float(np.abs(grad).sum()), float(np.linalg.norm(grad))) if grad is not None
+              else grad_norms)
+    error = rounding.gradient_error(np.zeros_like(w), 1.0, data.column_scales,
+                                    data.column_norms, data.n_documents, l1, l2,
+                                    loss.grad_bound(delta))
+    return loss.value_bound(delta), float(np.linalg.norm(error))
 
 
 def merge_duplicates(D: np.ndarray, m: np.ndarray, u: np.ndarray
@@ -284,7 +308,7 @@ def exact_finish(formulation: Any) -> Finish:
     f = formulation
     max_iter = ITERATIONS_PER_FEATURE * f.data.n_features
 
-    def finish(w: np.ndarray, radius: float) -> Polished | None:
+    def finish(w: np.ndarray, radius: float, again: bool = True) -> Polished | None:
         band = f.margin_band(w, [fraction * radius for fraction in BANDS],
                              max_pairs=MAX_BAND_PAIRS)
         if band is None:
@@ -294,10 +318,67 @@ def exact_finish(formulation: Any) -> Finish:
         D, m, u = merge_duplicates(band.difference, band.margin, C * band.weight)
         alpha, _ = margin_active_set(D, m, u, g0, w, max_iter=max_iter)
         v = g0 + alpha @ D
+        primal, primal_error = f.primal_bounds(v)
         dual = C * band.violated_margin + float(m @ alpha) - 0.5 * float(v @ v)
-        return Polished(v, f.primal_value(v), dual)
+        # ||v - w(alpha)||: the violated pairs' sum and the band's product rounded
+        drift = C * band.violated_error + rounding.gamma(m.size + 2) * float(
+            np.linalg.norm(alpha @ np.abs(D)))
+        vv = float(v @ v)
+        dual_error = (C * band.violated_margin_error + float(np.linalg.norm(v)) * drift
+                      + 0.5 * drift * drift + rounding.value_error(
+                          m.size + v.size, C * abs(band.violated_margin)
+                          + float(np.abs(m) @ alpha) + vv))
+        gap = band_gap(band, w, v, D, m, u, alpha, drift)
+        bound = primal - dual + primal_error + dual_error
+        if gap is None and again and 0.0 <= bound < 0.5 * band.radius ** 2:
+            # the guessed band held, but v is too far from w for its terms outside the band
+            # to be shown 0: once more from v, whose radius is now that small certificate's
+            closer = finish(v, math.sqrt(2.0 * bound), again=False)
+            if closer is not None and closer.gap is not None:
+                return closer
+        return Polished(v, primal, dual, primal_error, dual_error,
+                        gap=None if gap is None else gap[0],
+                        gap_error=0.0 if gap is None else gap[1])
 
     return finish
+
+
+def band_gap(band: Any, w: np.ndarray, v: np.ndarray, D: np.ndarray, m: np.ndarray,
+             u: np.ndarray, alpha: np.ndarray, drift: float) -> tuple[float, float] | None:
+    r"""The finish's gap :math:`P(v) - D(\alpha)` term by term, without the cancellation of
+    the two sides, and its rounding bound; None where the terms outside the band cannot be
+    shown to vanish.
+
+    For any v and any :math:`\alpha \in [0, C c]`, with :math:`r_k = m_k - d_k^\top v`,
+
+    .. math::
+
+        P(v) - D(\alpha) = \tfrac12 \|v - \textstyle\sum_k \alpha_k d_k\|^2
+            + \sum_k \big(C c_k \max(0, r_k) - \alpha_k r_k\big),
+
+    every term nonnegative. Outside the band :math:`\alpha_k` is :math:`C c_k` (the pair
+    below its margin at w) or 0 (above), and its term is 0 while the pair keeps its side
+    at v: it does when :math:`\|v - w\| \le r/2` for the band's radius r, since every
+    pair outside it has :math:`|t_k| > r \|d_k\|` at w up to the rounding
+    :math:`\epsilon` of :math:`t_k` (``band.residual_error``), and one whose
+    :math:`\|d_k\|` is too small for that margin to matter (:math:`\le 2\epsilon / r`)
+    cannot reach its margin :math:`|m_k|` when the smallest margin exceeds
+    :math:`\epsilon (1 + 2\|w\| / r)`. The first term is at most
+    :math:`\tfrac12` ``drift`` squared (v is :math:`\sum_k \alpha_k d_k` up to rounding).
+    """
+    u_round = rounding.UNIT_ROUNDOFF
+    reach = float(np.linalg.norm(v - w)) + u_round * (
+        float(np.linalg.norm(v)) + float(np.linalg.norm(w)))
+    eps = band.residual_error
+    if not (band.radius > 0 and reach <= 0.5 * band.radius
+            and band.smallest_margin > eps * (1.0 + 2.0 * float(np.linalg.norm(w))
+                                              / band.radius)):
+        return None
+    residual = m - D @ v
+    terms = u * np.maximum(residual, 0.0) - alpha * residual
+    gap = float(np.maximum(terms, 0.0).sum())
+    size = float((u + alpha) @ (np.abs(m) + np.abs(D) @ np.abs(v)))
+    return gap, 0.5 * drift * drift + rounding.value_error(m.size + v.size, size)
 
 
 @solver("1-slack", needs=("loss_subgradient",), max_iter=10_000)
