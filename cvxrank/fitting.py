@@ -32,6 +32,7 @@ from cvxrank.trace import (
     Trace,
     certified_radius,
     interruptible,
+    raise_if_stopped,
 )
 
 #: CVXPY solvers that ``fit`` accepts by (lower-case) name.
@@ -184,6 +185,7 @@ def fit_formulation(
                                 callback=callback, until=until)
         with interruptible():
             run = solve(formulation, options, **solver_options)
+            raise_if_stopped()  # a command of many fits stops as a whole
         run = exact_zero(formulation, run)
     if not isinstance(formulation, Formulation):
         return run

@@ -3,7 +3,10 @@
 Every command that writes files writes them through this module:
 
 * :func:`write_text_atomically` (through :func:`replacing`) writes one file: a temporary
-  file beside it, renamed onto it once complete (``cvxrank fit --save-model``, the manifest).
+  file beside it, renamed onto it once complete (``cvxrank fit --save-model``,
+  ``predict --out`` and ``--trec-run``, the manifest); a symbolic link's file is the one
+  replaced, and a path that is no regular file (a device, a FIFO) is written through, never
+  replaced; a directory is refused as such.
 * :class:`OutputDir` is a folder a command writes several files into (``--out``,
   ``verify --figures``). It keeps the manifest :data:`MANIFEST`, the names of the files
   cvxrank wrote there, and replaces only those: an existing file that the manifest does not
@@ -47,9 +50,22 @@ def replacing(path: PathLike) -> Iterator[Path]:
 
     The block writes the temporary file; on an exception (Ctrl-C included) it is removed
     and ``path`` is left as it was. The rename (:func:`os.replace`) is atomic: a reader sees
-    the old file or the new one, never part of one.
+    the old file or the new one, never part of one. A symbolic link stays a link: the file
+    it names is the one replaced. A path that is not a regular file (a device such as
+    ``/dev/null``, a FIFO, ``/dev/stdout``) is never replaced: the block writes through
+    it, as named.
+
+    Raises
+    ------
+    UsageError
+        For a directory.
     """
-    target = Path(path)
+    given = Path(path)
+    refuse_directory(given)
+    if given.exists() and not given.is_file():  # a device, a FIFO: written through
+        yield given
+        return
+    target = Path(os.path.realpath(given)) if given.is_symlink() else given
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         yield temporary
@@ -99,14 +115,28 @@ def replaced_input(target: PathLike, inputs: Iterable[PathLike | None], *,
     return None
 
 
+def refuse_directory(path: PathLike, option: str | None = None) -> None:
+    """Refuse an output file ``path`` that is a directory (one line, naming ``option``).
+
+    Raises
+    ------
+    UsageError
+    """
+    if os.path.isdir(path):
+        named = f"{option} {os.fspath(path)}" if option else os.fspath(path)
+        raise UsageError(f"{named}: is a directory; name a file")
+
+
 def refuse_input(path: PathLike, inputs: Iterable[PathLike | None], *, option: str) -> None:
-    """Refuse an output ``path`` that would replace an input (:func:`replaced_input`).
+    """Refuse an output file ``path`` that is a directory or would replace an input
+    (:func:`replaced_input`).
 
     Raises
     ------
     UsageError
         Naming the option, the path and the input.
     """
+    refuse_directory(path, option)
     found = replaced_input(path, inputs)
     if found is not None:
         raise UsageError(f"{option} {os.fspath(path)}: that is {found}; choose another path")

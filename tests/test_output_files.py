@@ -256,3 +256,90 @@ def test_fit_refuses_to_save_the_model_over_an_input(capsys, tmp_path) -> None:
                            target)
         assert code == 2 and "that is the input file" in err and err.count("\n") == 1
     assert train.read_text() == "1 0 1:1\n" and query.read_text() == "1\n"
+
+
+# ------------------------------------------------------------------- special output paths
+
+
+def _special(kind: str, folder: Path) -> Path:
+    """An output path that is no regular file: a character device (the numbers of
+    ``/dev/null``), a FIFO, or a symbolic link to a regular file."""
+    import stat
+
+    path = folder / kind
+    if kind == "device":
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        (folder / "real.txt").write_text("old\n", encoding="utf-8")
+        path.symlink_to(folder / "real.txt")
+    return path
+
+
+def _drain(path: Path) -> list[bytes]:
+    """Read a FIFO in a thread (a writer's open blocks until a reader opens it)."""
+    import threading
+
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(path.read_bytes()), daemon=True)
+    reader.start()
+    return got
+
+
+@pytest.fixture
+def fitted(tmp_path: Path, capsys) -> tuple[Path, Path]:
+    """A small data file and the model fitted on it."""
+    from cvxrank.data import make_synthetic, write_svmlight
+
+    data = tmp_path / "data.txt"
+    write_svmlight(make_synthetic(n_queries=3, docs_per_query=5, n_features=3, seed=0), data)
+    model = tmp_path / "model.json"
+    assert cli(capsys, "fit", "--train", data, "--save-model", model)[0] == 0
+    return data, model
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root")
+@pytest.mark.parametrize("kind", ["device", "fifo", "symlink"])
+@pytest.mark.parametrize("option", ["--out", "--trec-run", "--save-model"])
+def test_a_special_output_path_is_written_through_never_replaced(tmp_path, capsys, fitted,
+                                                                 kind, option) -> None:
+    data, model = fitted
+    path = _special(kind, tmp_path)
+    got = _drain(path) if kind == "fifo" else None
+    if option == "--save-model":
+        args = ("fit", "--train", data, "--save-model", path)
+    else:
+        args = ("predict", "--model", model, "--data", data, option, path)
+    code, _, err = cli(capsys, *args)
+    assert code == 0, err
+    if kind == "symlink":
+        assert path.is_symlink() and path.resolve() == tmp_path / "real.txt"
+        assert (tmp_path / "real.txt").read_text(encoding="utf-8") != "old\n"
+    else:
+        assert not path.is_file() and not path.is_symlink()  # still the device or FIFO
+    if got is not None:
+        for _ in range(100):
+            if got:
+                break
+            import time
+
+            time.sleep(0.05)
+        assert got and got[0]
+    assert not leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("option", ["--out", "--trec-run", "--save-model"])
+def test_a_directory_as_output_file_is_refused_as_such(tmp_path, capsys, fitted,
+                                                      option) -> None:
+    data, model = fitted
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    if option == "--save-model":
+        args = ("fit", "--train", data, "--save-model", folder)
+    else:
+        args = ("predict", "--model", model, "--data", data, option, folder)
+    code, out, err = cli(capsys, *args)
+    assert code == 2 and err.count("\n") == 1
+    assert f"{option} {folder}: is a directory" in err and ".tmp" not in err
+    assert not any(folder.iterdir())

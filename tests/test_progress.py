@@ -93,6 +93,21 @@ def test_list_options_take_spaces_or_commas() -> None:
         assert cli.parse_args(argv).folds == [1, 2], argv
 
 
+@pytest.mark.parametrize("argv", [
+    ["grid", "--method", "ranksvm", "--data", "D", "--folds", "1,1,2"],
+    ["reproduce", "chapelle-table3", "--data", "D", "--folds", "1", "2", "1"],
+    ["reproduce", "agarwal-collins-fig1", "--data", "D", "--folds", "3,3"],
+    ["reproduce", "conerank-table1", "--data", "D", "--folds", "2,2"],
+    ["reproduce", "le-smola-ohsumed", "--data", "D", "--folds", "1,1"]])
+def test_a_fold_given_twice_is_refused(argv, capsys) -> None:
+    """A fold listed twice would count twice in the mean: a usage error naming it."""
+    from cvxrank.cli.main import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "given more than once" in err
+
+
 def test_conerank_progress_counts_passes(letor_dir) -> None:
     """ConeRank's stochastic Alg. 1 iterates over passes: its progress says so."""
     shown = cvxrank("fit", "--method", "conerank", "--train", letor_dir / "Fold1" / "train.txt",

@@ -133,13 +133,17 @@ blas_thread_count = int_option(minimum=0, maximum=os.cpu_count() or 1)
 class ListOption(argparse.Action):
     """A list option written either way, the same on every command: ``--folds 1 2``,
     ``--folds 1,2`` or both (``--folds 1,2 5``); each item is read by ``element`` (an
-    argparse ``type=``), a bad item is a usage error naming the option."""
+    argparse ``type=``), a bad item is a usage error naming the option, and so is an item
+    given twice where the items are a set (``unique``: folds, which a mean would otherwise
+    count twice)."""
 
     def __init__(self, option_strings: list[str], dest: str, *,
-                 element: Callable[[str], Any] = str, **kwargs: Any) -> None:
+                 element: Callable[[str], Any] = str, unique: bool = False,
+                 **kwargs: Any) -> None:
         kwargs.setdefault("nargs", "+")
         super().__init__(option_strings, dest, **kwargs)
         self.element = element
+        self.unique = unique
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
@@ -150,6 +154,10 @@ class ListOption(argparse.Action):
                     items.append(self.element(part))
                 except (argparse.ArgumentTypeError, ValueError) as exc:
                     parser.error(f"argument {option_string}: {token!r}: {exc}")
+        repeated = sorted({str(item) for item in items if items.count(item) > 1})
+        if self.unique and repeated:
+            parser.error(f"argument {option_string}: {', '.join(repeated)} given more than "
+                         f"once")
         setattr(namespace, self.dest, items)
 
 

@@ -90,9 +90,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="metric conventions (default letor3; letor4 for LETOR 4.0)")
     parser.add_argument("--k", type=positive_int, default=10,
                         help="largest cut-off of NDCG@k and P@k (default 10)")
-    parser.add_argument("--folds", action=ListOption, element=positive_int, default=None,
-                        metavar="K", help="fold numbers, '1 2' or '1,2' (default: every "
-                        "FoldK of DIR)")
+    parser.add_argument("--folds", action=ListOption, element=positive_int, unique=True,
+                        default=None, metavar="K",
+                        help="fold numbers, '1 2' or '1,2' (default: every FoldK of DIR)")
     parser.add_argument("--solver", default="auto",
                         help="solver, as for cvxrank fit (default auto)")
     parser.add_argument("--tol", type=positive_float, default=None,

@@ -93,6 +93,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+#: The commands of many fits: the first Ctrl-C stops the whole command (exit 130, nothing
+#: written), where a lone ``fit`` returns its interrupted run (:func:`cvxrank.trace.
+#: interruptible`).
+MANY_FITS = frozenset({"grid", "reproduce", "verify", "figures"})
+
+
 def _main(args_list: list[str]) -> int:
     """:func:`main` on a list of arguments."""
     command = command_of(args_list)
@@ -105,6 +111,11 @@ def _main(args_list: list[str]) -> int:
             raise UsageError(
                 f"{prefix}unrecognized arguments: {' '.join(extras)} (see '{prog} --help')"
             )
+        if command in MANY_FITS:
+            from cvxrank.trace import interruptible
+
+            with interruptible(command=True):
+                return int(args.func(args) or 0)
         return int(args.func(args) or 0)
     except SystemExit as exc:  # --help and --version
         return _exit_code(exc)

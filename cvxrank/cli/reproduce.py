@@ -149,7 +149,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="C of the paper's eq. (1), (1/2)||w||^2 + C sum_pairs loss "
                     f"(default {ch.DEFAULT_C:g}: the published code multiplies the loss term by "
                     f"C/2, so its C = {ch.PUBLISHED_CODE_C:g} is {ch.DEFAULT_C:g} here)")
-    t3.add_argument("--folds", action=ListOption, element=positive_int,
+    t3.add_argument("--folds", action=ListOption, element=positive_int, unique=True,
                     default=None, metavar="K",
                     help=f"fold numbers (default {' '.join(map(str, table3.FOLDS))})")
     t3.add_argument("--tol", type=positive_float, default=1e-8,
@@ -345,7 +345,7 @@ def _register_agarwal_collins(experiments: argparse._SubParsersAction) -> None:
     )
     fig1.add_argument("--data", required=True, metavar="DIR",
                       help="the LETOR 3.0 OHSUMED QueryLevelNorm folder holding Fold1..Fold5")
-    fig1.add_argument("--folds", action=ListOption, element=positive_int,
+    fig1.add_argument("--folds", action=ListOption, element=positive_int, unique=True,
                       default=None, metavar="K",
                       help="fold numbers (default: every FoldK folder of DIR)")
     fig1.add_argument("--seeds", action=ListOption, element=nonnegative_int,
@@ -481,7 +481,7 @@ def _register_conerank(experiments: argparse._SubParsersAction) -> None:
     )
     t1.add_argument("--data", required=True, metavar="DIR",
                     help="the LETOR 4.0 MQ2008 folder holding Fold1..Fold5")
-    t1.add_argument("--folds", action=ListOption, element=positive_int,
+    t1.add_argument("--folds", action=ListOption, element=positive_int, unique=True,
                     default=None, metavar="K",
                     help="fold numbers (default: every FoldK folder of DIR)")
     t1.add_argument("--seeds", action=ListOption, element=nonnegative_int,
@@ -554,7 +554,7 @@ def _register_le_smola(experiments: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--data", required=True, metavar="DIR",
                    help="the LETOR 3.0 OHSUMED QueryLevelNorm folder holding Fold1..Fold5")
-    p.add_argument("--folds", action=ListOption, element=positive_int,
+    p.add_argument("--folds", action=ListOption, element=positive_int, unique=True,
                    default=None, metavar="K",
                    help="fold numbers (default: every FoldK folder of DIR)")
     p.add_argument("--select", choices=("map", "ndcg@10"), default="map",
