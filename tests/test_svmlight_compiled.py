@@ -10,6 +10,7 @@ text path and scikit-learn give, and the same errors.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import warnings
 from pathlib import Path
@@ -462,6 +463,52 @@ def test_entry_whose_arrays_do_not_fit_together(tmp_path: Path, monkeypatch, cac
     with pytest.warns(CacheWarning, match="unreadable"):
         second = _read(path, "compiled", monkeypatch, cache=True)
     _same(first, second)
+
+
+def test_an_edited_label_with_size_and_mtime_restored_is_parsed_again(
+        tmp_path: Path, monkeypatch, cache_dir: Path):
+    """One label changed (0 -> 2) outside any sampled window, the size and modification
+    time put back: the content digest sees it."""
+    path = tmp_path / "c.txt"
+    lines = [f"{i % 3} qid:{i // 10} 1:0.{i:06d} 2:1.5" for i in range(200_000)]
+    path.write_text("\n".join(lines) + "\n")
+    stat = path.stat()
+    first = _read(path, "compiled", monkeypatch, cache=True)
+    text = path.read_bytes()
+    at = text.index(b"\n0 qid:10003 ") + 1  # far from the edges, between the windows
+    path.write_bytes(text[:at] + b"2" + text[at + 1:])
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    second = _read(path, "compiled", monkeypatch, cache=True)
+    row = text[:at].count(b"\n")
+    assert first.y[row] == 0 and second.y[row] == 2
+
+
+@pytest.mark.parametrize("fault", ["empty X.npy", "meta without its key", "grade 99",
+                                   "grade -1", "one query id"])
+def test_a_faulty_entry_is_discarded_and_the_file_parsed_again(
+        tmp_path: Path, monkeypatch, cache_dir: Path, fault: str):
+    path = tmp_path / "c.txt"
+    _random_file(path, np.random.default_rng(12), 80, 6, 0.95)
+    first = _read(path, "compiled", monkeypatch, cache=True)
+    (entry,) = cache_dir.iterdir()
+    if fault == "empty X.npy":
+        (entry / "X.npy").write_bytes(b"")
+    elif fault == "meta without its key":
+        meta = json.loads((entry / "meta.json").read_text())
+        del meta["meta"]
+        (entry / "meta.json").write_text(json.dumps(meta))
+    elif fault.startswith("grade"):
+        y = np.load(entry / "y.npy")
+        y[0] = 99 if fault == "grade 99" else -1
+        np.save(entry / "y.npy", y)
+    else:
+        qid = np.load(entry / "qid.npy")
+        np.save(entry / "qid.npy", np.full_like(qid, qid[0]))
+    with pytest.warns(CacheWarning, match="unreadable"):
+        second = _read(path, "compiled", monkeypatch, cache=True)
+    _same(first, second)
+    assert len(list(cache_dir.iterdir())) == 1  # parsed again, stored again
 
 
 def _cli_bad_files() -> list:

@@ -305,7 +305,9 @@ def read_svmlight(
         entry = parsed_cache.load(key)
         if entry is not None:
             try:
-                return _ranking_data(path, *_from_entry(*entry))
+                parsed, comments = _from_entry(*entry)
+                _check_contiguous(path, parsed.qid, parsed.line)
+                return _ranking_data(path, parsed, comments)
             except (ValueError, TypeError, KeyError) as exc:  # arrays that do not fit together
                 parsed_cache.discard(key, exc)
     options = (zero_based, n_features, require_qid, allow_qid)
