@@ -37,7 +37,7 @@ from cvxrank.formulations.ocsvm import OrdinalSVM, OrdinalSVMSumOfMargins, grade
 from cvxrank.formulations.rankmm import RankMM
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import auc, evaluate
-from cvxrank.model_file import SavedModel, read_model
+from cvxrank.model_file import SavedModel, linear_scores, read_model
 from cvxrank.trace import Run
 
 if TYPE_CHECKING:
@@ -189,6 +189,9 @@ class LinearRanker(BaseEstimator):
         self.n_features_in_ = model.n_features
         self.normalization_ = (None if model.normalization.kind == "none"
                                else model.normalization)
+        # data with fewer columns is padded with zeros, as `cvxrank predict` pads a file
+        # whose last features SVMlight left out
+        self.pads_features_ = True
 
     def _set_model(self, formulation: Objective, run: Run) -> None:
         """``coef_`` (the scoring weights) and, for an ordinal model, its thresholds."""
@@ -216,10 +219,15 @@ class LinearRanker(BaseEstimator):
         sklearn.exceptions.NotFittedError
             Before :meth:`fit`.
         ValueError
-            For invalid input, or a number of features other than in :meth:`fit`.
+            For invalid input, or a number of features other than in :meth:`fit` (a model
+            loaded from a file, ``pads_features_``, pads fewer with zero columns, as
+            ``cvxrank predict`` does).
         """
         check_is_fitted(self)
         M = check_array(X, accept_sparse="csr", dtype=np.float64, estimator=self)
+        if getattr(self, "pads_features_", False) and M.shape[1] < self.n_features_in_:
+            M = RankingData.from_arrays(M, np.zeros(M.shape[0]), group=[M.shape[0]]
+                                        ).pad_features(self.n_features_in_).X
         if M.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {M.shape[1]} features, but {type(self).__name__} is expecting "
@@ -255,7 +263,7 @@ class LinearRanker(BaseEstimator):
         -------
         ndarray of shape (n_documents,)
         """
-        return np.asarray(self._features(X, qid, group) @ self.coef_).ravel()
+        return linear_scores(self._features(X, qid, group), self.coef_)
 
     def score(
         self,
@@ -273,7 +281,7 @@ class LinearRanker(BaseEstimator):
         """
         M = self._features(X, qid, group)
         data = RankingData.from_arrays(M, y, **_queries(M.shape[0], qid, group))
-        scores = np.asarray(data.X @ self.coef_).ravel()
+        scores = linear_scores(data.X, self.coef_)
         return float(evaluate(data.y, scores, data.query_ptr, preset=preset, k=k)[f"ndcg@{k}"])
 
 
@@ -869,7 +877,7 @@ class ConeRankRanker(LinearRanker):
     def _scores(self, data: RankingData) -> np.ndarray:
         """Scores of ``data``'s rows in its order: votes (Alg. 2) or ``X @ coef_``."""
         if self.scoring == "linear":
-            return np.asarray(data.X @ self.coef_).ravel()
+            return linear_scores(data.X, self.coef_)
         from cvxrank.formulations.conerank import vote_scores
 
         return vote_scores(self.U_, data.X, data.query_ptr)
@@ -897,7 +905,7 @@ class ConeRankRanker(LinearRanker):
         self._check_scoring()
         M = self._features(X, qid, group)
         if self.scoring == "linear":
-            return np.asarray(M @ self.coef_).ravel()
+            return linear_scores(M, self.coef_)
         data = RankingData.from_arrays(M, np.zeros(M.shape[0]),
                                        **_queries(M.shape[0], qid, group))
         scores = self._scores(data)
@@ -938,8 +946,9 @@ def load_model(path: str | os.PathLike[str]) -> LinearRanker:
     ``w_radius_``, and ``normalization_``, the feature map of ``fit --normalize``, which
     :meth:`~LinearRanker.predict` applies); not ``fit_result_``, ``fit_time_`` nor
     ``n_pairs_``, which the file does not hold. ``predict(X)`` then gives the scores that
-    ``cvxrank predict`` gives the same documents (up to rounding: the command scores row
-    by row).
+    ``cvxrank predict`` gives the same documents, bit for bit (one arithmetic:
+    :func:`cvxrank.model_file.linear_scores`), and pads data with fewer columns with zeros
+    as the command does (``pads_features_``).
 
     Parameters
     ----------

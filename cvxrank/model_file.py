@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -48,7 +49,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from cvxrank.data.normalize import COLUMN_NORMALIZATIONS, NORMALIZATIONS, Normalization
-from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.ranking_data import MAX_GRADE, RankingData, row_scores
 from cvxrank.errors import DataFormatError
 from cvxrank.jsonable import to_jsonable
 from cvxrank.methods import METHODS, Method, Param
@@ -65,6 +66,21 @@ ARRAY_NAMES = ("w", "thresholds", "grades", "U", "v")
 
 #: The keys of the fit's certificate, in the order they are written.
 CERTIFICATE_KEYS = ("status", "converged", "gap", "relative_gap", "w_radius")
+
+#: Every key a model file has (the arrays by method: :data:`METHOD_ARRAYS`).
+KEYS = frozenset({"format", "version", "method", "loss", "params", "n_features",
+                  "normalization", "training_data", "solver", "iterations", "objective",
+                  *CERTIFICATE_KEYS})
+
+#: The arrays of each method's model files; a method not named has ``w`` alone.
+METHOD_ARRAYS = {"conerank": frozenset({"U", "v"}),
+                 "ocsvm": frozenset({"w", "thresholds", "grades"})}
+
+#: Largest model file read (bytes): a 10^6-feature model's weights take about 25 MB.
+MAX_BYTES = 256 * 2**20
+
+#: The statuses a model file may record (:class:`cvxrank.trace.Status`).
+STATUSES = ("converged", "max_iter", "time_budget", "interrupted", "numerical")
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,6 +187,26 @@ class SavedModel:
         })
 
 
+def linear_scores(X: np.ndarray | Any, weights: np.ndarray, *,
+                  source: str | None = None) -> np.ndarray:
+    """The scores ``X @ weights`` of a linear model, the one arithmetic of ``cvxrank
+    predict``, ``evaluate --model`` and the estimators' ``predict``
+    (:func:`~cvxrank.data.ranking_data.row_scores`: row by row, identical documents scored
+    alike), refused when they are not finite.
+
+    Raises
+    ------
+    DataFormatError
+        Naming ``source`` (the model file), for scores that overflow float64.
+    """
+    scores = row_scores(X, weights)
+    if not np.all(np.isfinite(scores)):
+        raise DataFormatError(source or "the model", None, "its scores of the data are not "
+                              "finite (weights too large for these features: the products "
+                              "overflow float64)")
+    return scores
+
+
 def write_model(path: str | os.PathLike[str], model: SavedModel) -> None:
     """Write ``model`` to ``path`` as JSON, through a temporary file renamed into place
     (:func:`cvxrank.output_files.write_text_atomically`)."""
@@ -190,9 +226,19 @@ def read_model(path: str | os.PathLike[str]) -> SavedModel:
         When the file cannot be read.
     """
     path = os.fspath(path)
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise DataFormatError(path, None, f"{kind} (a device, a FIFO, a directory); name a "
+                              "model file of `cvxrank fit --save-model`")
+    if info.st_size > MAX_BYTES:
+        raise DataFormatError(path, None, f"{info.st_size:,} bytes is more than a model file "
+                              f"holds (at most {MAX_BYTES:,})")
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise DataFormatError(path, None, "not a model file (JSON nested too deeply)") from None
     except UnicodeDecodeError as exc:
         raise DataFormatError(path, None, f"not a JSON model file (not UTF-8 text: "
                               f"{exc.reason})") from None
@@ -216,8 +262,9 @@ class _Fields:
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             self.fail(f'not a cvxrank model file (no "format": "{FORMAT}"); save one with '
                       "`cvxrank fit --save-model`")
-        if doc.get("version") != VERSION:
-            self.fail(f"model format version {doc.get('version')!r} is not supported (this "
+        version = doc.get("version")
+        if not (_is_int(version) and version == VERSION):
+            self.fail(f"model format version {_shown(version)} is not supported (this "
                       f"cvxrank reads version {VERSION}); save the model again with this "
                       "cvxrank's `cvxrank fit --save-model`")
         self.doc = doc
@@ -235,9 +282,11 @@ class _Fields:
             self.fail(f"the field {key!r} is {_shown(value)}; expected {expected}")
         return value
 
-    def number(self, key: str, *, missing: float) -> float:
-        """A number or null (``missing``)."""
-        value = self.get(key, lambda v: v is None or _is_number(v), "a number or null")
+    def number(self, key: str, *, missing: float, low: float = -math.inf) -> float:
+        """A number (at least ``low``) or null (``missing``)."""
+        value = self.get(key, lambda v: v is None or _is_number(v) and v >= low,
+                         "a number or null" if low == -math.inf else f"a number >= {low:g} "
+                         "or null")
         return missing if value is None else float(value)
 
     def model(self) -> SavedModel:
@@ -248,6 +297,11 @@ class _Fields:
         loss = self.get("loss", lambda v: v in method.losses,
                         f"a loss of {name}: {', '.join(method.losses)}")
         n = self.get("n_features", lambda v: _is_int(v) and v >= 1, "an integer >= 1")
+        arrays = METHOD_ARRAYS.get(name, frozenset({"w"}))
+        unknown = sorted(set(self.doc) - KEYS - arrays)
+        if unknown:
+            self.fail(f"the field {unknown[0]!r} is not one of a {name} model file's")
+        status = self.get("status", lambda v: v in STATUSES, f"one of {', '.join(STATUSES)}")
         return SavedModel(
             method=name, loss=loss, params=self.params(method), n_features=n,
             normalization=self.normalization(n),
@@ -257,12 +311,14 @@ class _Fields:
             iterations=self.get("iterations", lambda v: _is_int(v) and v >= 0,
                                 "an integer >= 0"),
             objective=self.number("objective", missing=math.nan),
-            status=self.get("status", lambda v: isinstance(v, str), "a string"),
-            converged=self.get("converged", lambda v: isinstance(v, bool), "true or false"),
-            gap=self.number("gap", missing=math.nan),
-            relative_gap=self.number("relative_gap", missing=math.nan),
-            w_radius=self.number("w_radius", missing=math.inf),
-            arrays=self.arrays(n),
+            status=status,
+            converged=self.get("converged", lambda v: v is (status == "converged"),
+                               f"{str(status == 'converged').lower()} (the status is "
+                               f"{status})"),
+            gap=self.number("gap", missing=math.nan, low=0.0),
+            relative_gap=self.number("relative_gap", missing=math.nan, low=0.0),
+            w_radius=self.number("w_radius", missing=math.inf, low=0.0),
+            arrays=self.arrays(n, arrays),
             path=self.path,
         )
 
@@ -288,15 +344,15 @@ class _Fields:
             self.fail("the normalization scale has an entry <= 0; expected positive scales")
         return Normalization(norm["kind"], shift=shift, scale=scale)
 
-    def arrays(self, n: int) -> dict[str, np.ndarray]:
-        """The model's arrays: ``w`` or ConeRank's ``U`` and ``v``, OC SVM's thresholds and
-        grades, their shapes checked against ``n`` features."""
-        present = {name for name in ARRAY_NAMES if name in self.doc}
-        if "w" not in present and not {"U", "v"} <= present:
-            self.fail("the model has no weights 'w' (nor a ConeRank basis 'U' with its "
-                      "scorer 'v')")
-        if ("thresholds" in present) != ("grades" in present):
-            self.fail("an ordinal model needs both 'thresholds' and 'grades'")
+    def arrays(self, n: int, names: frozenset[str]) -> dict[str, np.ndarray]:
+        """The model's arrays, those of its method (``names``: ``w``, or ConeRank's ``U``
+        and ``v``, OC SVM's ``w``, thresholds and grades), their shapes checked against
+        ``n`` features; OC SVM's grades distinct integers in increasing order."""
+        missing = sorted(names - set(self.doc))
+        if missing:
+            self.fail(f"the array {missing[0]!r} is missing (a {self.doc['method']} model "
+                      f"holds {', '.join(sorted(names))})")
+        present = set(names)
         out: dict[str, np.ndarray] = {}
         for name in ("w", "v"):
             if name in present:
@@ -305,7 +361,13 @@ class _Fields:
             out["U"] = self.array(self.doc["U"], "U", (n, None))
         if "grades" in present:
             grades = self.array(self.doc["grades"], "grades", (None,))
+            if not (np.all(grades == np.round(grades)) and np.all(np.diff(grades) > 0)
+                    and grades.min() >= 0 and grades.max() <= MAX_GRADE):
+                self.fail(f"the array 'grades' is {_shown(self.doc['grades'])}; expected "
+                          f"distinct integers of 0 to {MAX_GRADE} in increasing order")
             out["grades"] = grades
+            # thresholds need not be sorted: the fixed-margin OC SVM's optimum can cross
+            # them (a grade then never predicted), as on OHSUMED Fold1 vali.txt
             out["thresholds"] = self.array(self.doc["thresholds"], "thresholds",
                                            (grades.size - 1,))
         return out
@@ -314,10 +376,7 @@ class _Fields:
         """``value`` as a finite float64 array of ``shape`` (None: any length >= 1)."""
         dims = ["any" if s is None else str(s) for s in shape]
         expected = f"shape ({dims[0]},)" if len(dims) == 1 else f"shape ({', '.join(dims)})"
-        try:
-            out = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            out = None
+        out = np.asarray(value, dtype=np.float64) if _numbers(value, len(shape)) else None
         ok = out is not None and out.ndim == len(shape) and all(
             (s is None and k >= 1) or s == k for s, k in zip(shape, out.shape, strict=True))
         if not ok or not np.all(np.isfinite(out)):
@@ -338,8 +397,22 @@ def _param_ok(param: Param, value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(
-        value)
+    """A JSON number that is a finite float64 (not a boolean; an integer too large for
+    float64 is not)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _numbers(value: Any, depth: int) -> bool:
+    """Whether ``value`` is a list (of lists, ``depth`` levels) of JSON numbers
+    (:func:`_is_number`): no strings, booleans or nulls that numpy would convert."""
+    if depth == 0:
+        return _is_number(value)
+    return isinstance(value, list) and all(_numbers(v, depth - 1) for v in value)
 
 
 def _is_int(value: Any) -> bool:

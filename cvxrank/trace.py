@@ -107,6 +107,11 @@ class Trace:
     #: The columns every trace has.
     COLUMNS = ("iteration", "time", "primal", "dual", "gap", "step", "radius", "gap_error")
 
+    def __post_init__(self) -> None:
+        """A trace given its columns without rounding bounds has none (0 each)."""
+        if len(self.gap_error) < len(self.iteration):
+            self.gap_error.extend([0.0] * (len(self.iteration) - len(self.gap_error)))
+
     def __len__(self) -> int:
         return len(self.iteration)
 

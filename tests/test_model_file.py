@@ -428,3 +428,124 @@ def test_ohsumed_fold1_model_trec_run_and_evaluate(capsys, shared_data, tmp_path
         assert [int(r[3]) for r in ranked] == list(range(1, len(ranked) + 1))
         scores = [float(r[4]) for r in ranked]
         assert scores == sorted(scores, reverse=True)
+
+
+# ----------------------------------------------------------------- strict model files
+
+
+def _mutants() -> list:
+    """(name, change of the saved document, words of the one-line error)."""
+    def set_key(key, value):
+        return lambda doc: {**doc, key: value}
+
+    def nested(doc):
+        return "[" * 2000 + "]" * 2000
+
+    return [
+        ("deeply nested", nested, "nested too deeply"),
+        ("weights as strings", lambda d: {**d, "w": [str(x) for x in d["w"]]}, "'w'"),
+        ("weights as booleans", lambda d: {**d, "w": [True] * len(d["w"])}, "'w'"),
+        ("weights null", lambda d: {**d, "w": [None] * len(d["w"])}, "'w'"),
+        ("version true", set_key("version", True), "version true"),
+        ("version 1.0", set_key("version", 1.0), "version 1.0"),
+        ("negative radius", set_key("w_radius", -1), "'w_radius'"),
+        ("negative gap", set_key("gap", -1e-3), "'gap'"),
+        ("unknown status", set_key("status", "done"), "'status'"),
+        ("converged against status", set_key("converged", False), "'converged'"),
+        ("a basis in a RankSVM file", lambda d: {**d, "U": [[1.0]] * len(d["w"])}, "'U'"),
+        ("an unknown key", set_key("comment", "x"), "'comment'"),
+        ("an integer of 10^400", lambda d: {**d, "w": [10 ** 400] * len(d["w"])}, "'w'"),
+    ]
+
+
+@pytest.mark.parametrize("name,change,words", _mutants(), ids=[m[0] for m in _mutants()])
+def test_a_mutated_model_file_is_refused_in_one_line(files, tmp_path, capsys, name, change,
+                                                     words) -> None:
+    train, test = files
+    model = tmp_path / "model.json"
+    assert run(capsys, "fit", "--train", train, "--save-model", model)[0] == 0
+    doc = change(json.loads(model.read_text()))
+    bad = tmp_path / "bad.json"
+    bad.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    for args in (("predict", "--model", bad, "--data", test),
+                 ("evaluate", "--model", bad, "--data", test)):
+        assert_one_line_error(*run(capsys, *args), str(bad), words)
+    with pytest.raises(DataFormatError, match="bad.json"):
+        load_model(bad)
+
+
+def test_ordinal_grades_must_be_distinct_and_thresholds_present(files, tmp_path,
+                                                                capsys) -> None:
+    train, test = files
+    model = tmp_path / "model.json"
+    assert run(capsys, "fit", "--method", "ocsvm", "--train", train, "--save-model",
+               model)[0] == 0
+    doc = json.loads(model.read_text())
+    assert len(doc["thresholds"]) >= 2
+    for key, value, words in (("grades", [doc["grades"][0]] * len(doc["grades"]), "distinct"),
+                              ("thresholds", None, "'thresholds'")):
+        bad = tmp_path / "bad.json"
+        changed = {k: v for k, v in doc.items() if not (k == key and value is None)}
+        if value is not None:
+            changed[key] = value
+        bad.write_text(json.dumps(changed))
+        assert_one_line_error(*run(capsys, "predict", "--model", bad, "--data", test),
+                              words)
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "directory"])
+def test_a_model_path_that_is_no_regular_file_is_refused_at_once(files, tmp_path, capsys,
+                                                                 special) -> None:
+    _, test = files
+    path = Path(special)
+    if special == "fifo":
+        path = tmp_path / "model.fifo"
+        os.mkfifo(path)
+    elif special == "directory":
+        path = tmp_path
+    assert_one_line_error(*run(capsys, "predict", "--model", path, "--data", test),
+                          str(path))
+
+
+def test_scores_that_overflow_are_refused(files, tmp_path, capsys) -> None:
+    train, test = files
+    model = tmp_path / "model.json"
+    assert run(capsys, "fit", "--train", train, "--save-model", model)[0] == 0
+    doc = json.loads(model.read_text())
+    doc["w"] = [1e308] * len(doc["w"])
+    model.write_text(json.dumps(doc))
+    assert_one_line_error(*run(capsys, "predict", "--model", model, "--data", test),
+                          str(model), "not finite")
+
+
+@pytest.mark.parametrize("method,normalize,loss", [("ranksvm", "zscore", "hinge"),
+                                                   ("ocsvm", "none", None),
+                                                   ("conerank", "none", None)])
+def test_load_model_scores_as_the_command_line_bit_for_bit(shared_data, tmp_path, capsys,
+                                                           method, normalize, loss) -> None:
+    """``load_model(...).predict`` and ``cvxrank predict`` on OHSUMED Fold1 test: equal
+    bits, and a file with fewer columns padded alike."""
+    root = shared_data / OHSUMED_FOLD1
+    model = tmp_path / "model.json"
+    train = tmp_path / "train.txt"  # 12 queries of vali.txt: a fit of a second or less
+    write_svmlight(read_svmlight(root / "vali.txt").subset(range(12)), train)
+    args = ["fit", "--method", method, "--train", train, "--normalize",
+            normalize, "--save-model", model, "--model-radius", "0", "--max-iter",
+            "1" if method == "conerank" else "200"]  # any model will do: its scores
+    if loss:
+        args += ["--loss", loss]
+    if method == "conerank":
+        args += ["--scoring", "linear"]
+    assert run(capsys, *args)[0] in (0, 3)
+    test = read_svmlight(root / "test.txt")
+    narrow = tmp_path / "narrow.txt"
+    write_svmlight(test.with_features(np.asarray(test.X.toarray() if hasattr(
+        test.X, "toarray") else test.X)[:, :-2]), narrow)
+    estimator = load_model(model)
+    for path in (root / "test.txt", narrow):
+        data = read_svmlight(path)
+        out = tmp_path / "scores.txt"
+        assert run(capsys, "predict", "--model", model, "--data", path, "--out", out)[0] == 0
+        cli = np.array([float(x) for x in out.read_text().split()])
+        mine = estimator.predict(data.X, qid=data.qid)
+        assert mine.tobytes() == cli.tobytes(), path

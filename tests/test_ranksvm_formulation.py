@@ -306,7 +306,8 @@ def test_capabilities_follow_loss_and_weights(loss: str, structured: bool) -> No
     f = make(loss, weighted=not structured)
     assert f.structured is structured
     expected = {"dual_gradient", "pair_samples", "loss_subgradient"}
-    expected |= {"pairwise_newton"} if loss != "hinge" else {"cut_bounds", "margin_band"}
+    expected |= ({"pairwise_newton", "accurate_gradient"} if loss != "hinge"
+                 else {"cut_bounds", "margin_band"})
     expected |= {"primal_certificate"} if loss == "squared_hinge" else set()
     expected |= {"sorted_pairs", "query_blocks"} if structured else set()
     assert f.capabilities == expected

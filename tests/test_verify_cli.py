@@ -13,7 +13,7 @@ from toolbox import install_clock
 
 from cvxrank import registry
 from cvxrank import trace as trace_module
-from cvxrank.capabilities import solver
+from cvxrank.capabilities import SOLVERS, solver
 from cvxrank.cli import main as cli_main
 from cvxrank.instances import QUICK
 from cvxrank.output_files import MANIFEST
@@ -104,6 +104,11 @@ def _broken_solve(formulation, options):
 @solver("crashy", needs=())
 def _crashing_solve(formulation, options):
     raise RuntimeError("numerical meltdown")
+
+
+# the two serve this module's entries only: not listed among the solvers other tests see
+for _name in ("broken", "crashy"):
+    SOLVERS.pop(_name)
 
 
 def test_broken_solver_makes_verify_fail_and_names_it(cli, monkeypatch, tmp_path) -> None:

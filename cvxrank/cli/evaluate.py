@@ -148,17 +148,15 @@ def model_scores(model: SavedModel, data: RankingData) -> np.ndarray:
     """The scores a saved model gives the documents of ``data`` (already mapped by
     :meth:`~cvxrank.model_file.SavedModel.features`), with the arithmetic of the fit's
     formulation (``scores``): ``X @ w`` row by row
-    (:func:`~cvxrank.data.ranking_data.row_scores`), or for ConeRank Alg. 2's votes
-    (``scoring: vote``) or ``X @ v``."""
-    from cvxrank.data.ranking_data import row_scores
+    (:func:`~cvxrank.model_file.linear_scores`, ConeRank's ``X @ v`` too), or ConeRank
+    Alg. 2's votes (``scoring: vote``)."""
+    from cvxrank.model_file import linear_scores
 
     if model.scoring == "vote":
         from cvxrank.formulations.conerank import vote_scores
 
         return vote_scores(model.arrays["U"], data.X, data.query_ptr)
-    if "U" in model.arrays:
-        return np.asarray(data.X @ model.weights).ravel()
-    return row_scores(data.X, model.weights)
+    return linear_scores(data.X, model.weights, source=model.path)
 
 
 def model_certificate(model: SavedModel, data: RankingData, result: dict[str, Any],
