@@ -23,7 +23,7 @@ import pytest
 import cvxrank.cli.main as cli_main
 from cvxrank.certify import EvaluationTarget
 from cvxrank.data import make_synthetic, write_svmlight
-from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.data.svmlight import read_svmlight
 from cvxrank.distributed.shards import balanced_split, shard_paths
 from cvxrank.errors import UsageError
@@ -174,8 +174,8 @@ def measures(data: RankingData, w: np.ndarray) -> dict:
     from cvxrank.cli.evaluate import measure_scores
     from cvxrank.metrics import get_preset
 
-    return measure_scores(data, data.X @ w, convention=get_preset("letor3"), preset="letor3",
-                          k=10)
+    return measure_scores(data, row_scores(data.X, w), convention=get_preset("letor3"),
+                          preset="letor3", k=10)
 
 
 # ------------------------------------------------------------------------------ faults

@@ -12,6 +12,7 @@ from toolbox import install_clock, rel
 from cvxrank import fitting
 from cvxrank import trace as trace_module
 from cvxrank.cli.main import main as cli_main
+from cvxrank.data.ranking_data import row_scores
 from cvxrank.data.svmlight import write_svmlight
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.errors import CvxrankError
@@ -119,7 +120,8 @@ def test_fit_cli_json(capsys, files, data, tmp_path, loss, monkeypatch) -> None:
     # the test measures are those of `cvxrank evaluate --json` on the model's scores
     scores = tmp_path / "scores.txt"
     test_data = make_synthetic(n_queries=5, docs_per_query=10, n_features=5, seed=4)
-    scores.write_text("\n".join(repr(float(s)) for s in test_data.X @ np.array(saved["w"])))
+    scores.write_text("\n".join(repr(float(s)) for s in row_scores(test_data.X,
+                                                                     np.array(saved["w"]))))
     code, out, err = run(capsys, "evaluate", "--data", str(test), "--scores", str(scores),
                          "--json")
     assert code == 0, err

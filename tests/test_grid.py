@@ -12,6 +12,7 @@ import pytest
 
 import cvxrank.cli.main as cli_main
 from cvxrank.data import make_synthetic, read_letor_fold, write_svmlight
+from cvxrank.data.ranking_data import row_scores
 from cvxrank.errors import CvxrankError
 from cvxrank.experiments.backends import plan_chunks
 from cvxrank.experiments.grid import Grid
@@ -60,7 +61,7 @@ def reference(root: Path, fold: int, C: float) -> tuple[dict, dict, float]:
     with blas_threads(1):
         f = get("ranksvm").build(split["train"], loss="squared_hinge", C=C)
         run = fit_formulation(f, "auto")
-        measures = [evaluate(split[s].y, split[s].X @ run.w, split[s].query_ptr,
+        measures = [evaluate(split[s].y, row_scores(split[s].X, run.w), split[s].query_ptr,
                              preset="letor3", k=10) for s in ("vali", "test")]
     return measures[0], measures[1], run.objective
 
@@ -209,8 +210,8 @@ def test_ohsumed_five_folds_select_by_validation_map(shared_data) -> None:
             for C in values:
                 run = fit_formulation(get("ranksvm").build(source.load("train"),
                                                            loss="squared_hinge", C=C), "auto")
-                maps.append(evaluate(vali.y, vali.X @ run.w, vali.query_ptr)["map"])
-                tests.append(evaluate(test.y, test.X @ run.w, test.query_ptr))
+                maps.append(evaluate(vali.y, row_scores(vali.X, run.w), vali.query_ptr)["map"])
+                tests.append(evaluate(test.y, row_scores(test.X, run.w), test.query_ptr))
         best = int(np.argmax(maps))
         assert f.selected_params == {"C": values[best]}
         assert f.validation["map"] == pytest.approx(maps[best], rel=1e-12)

@@ -12,6 +12,7 @@ from toolbox import install_clock, rel
 
 import cvxrank.cli.main as cli_main
 from cvxrank.data import count_pairs, read_letor_fold
+from cvxrank.data.ranking_data import row_scores
 from cvxrank.experiments import timing
 from cvxrank.experiments.chapelle import DEFAULT_C, fig3, reports, table3
 from cvxrank.experiments.chapelle.reports import plot_auc_scaling
@@ -53,7 +54,7 @@ def test_table3_methods_agree_and_ndcg_is_evaluate(table3_slice, shared_data) ->
         for run in fold.runs.values():
             assert run.time >= run.run.time >= run.setup_time >= 0
             assert run.solver_time == pytest.approx(run.run.time - run.setup_time)
-            scores = test.X @ run.run.w
+            scores = row_scores(test.X, run.run.w)
             expected = evaluate(test.y, scores, test.query_ptr, preset="letor3", k=10)
             assert run.ndcg10 == expected["ndcg@10"]
             # the objective reported is P(w) of eq. (1) at the returned weights

@@ -12,7 +12,7 @@ from toolbox import rel
 import cvxrank.cli.main as cli_main
 from cvxrank import l1inf_kernels, tolerances
 from cvxrank.data import make_synthetic, write_svmlight
-from cvxrank.data.ranking_data import RankingData
+from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.experiments.agarwal_collins import LABELS, protocol, report
 from cvxrank.experiments.agarwal_collins.snapshots import (
     record_interval,
@@ -203,7 +203,8 @@ def test_certified_optima_and_zero_tests(small_result, letor_dir) -> None:
             ref = solve_reference(RankMM(train, C=run.task.C, loss=loss), cache=False)
             assert run.objective == pytest.approx(ref.p_star, rel=1e-6)
             test = protocol.LetorFold(str(letor_dir), j + 1).load("test")
-            expected = evaluate(test.y, test.X @ ref.w, test.query_ptr, preset="letor3", k=10)
+            expected = evaluate(test.y, row_scores(test.X, ref.w), test.query_ptr,
+                                preset="letor3", k=10)
             assert run.measures["test"]["map"] == pytest.approx(expected["map"], abs=1e-9)
         assert [z["fold"] for z in r.zero[loss]] == [1, 2]
     assert r.certified_mean("average") is not None
