@@ -54,6 +54,7 @@ from cvxrank.formulations.base import HyperParameter, Objective
 from cvxrank.formulations.ranksvm import (
     GradeTable,
     MarginBand,
+    accurate_gradient,
     primal_rounding,
     squared_hinge_dual_bound,
 )
@@ -124,8 +125,9 @@ class ShardedRankSVM(Objective):
         the reports treat it as that formulation.
     capabilities : frozenset of str
         ``loss_subgradient`` (the 1-slack); ``margin_band`` (hinge: the exact finish);
-        ``pairwise_newton`` and ``sorted_pairs`` (squared hinge, Huber: PRSVM and
-        PRSVM+); ``primal_certificate`` (squared hinge).
+        ``pairwise_newton``, ``sorted_pairs`` and ``accurate_gradient`` (squared hinge,
+        Huber: PRSVM and PRSVM+, the last certificate in double-word arithmetic);
+        ``primal_certificate`` (squared hinge).
     clock : dict
         Seconds since the last :meth:`reset_clock`: ``compute_time`` (the slowest shard's
         compute, summed over calls: the critical path on the workers),
@@ -170,7 +172,7 @@ class ShardedRankSVM(Objective):
         if loss == "hinge":
             capabilities.add("margin_band")
         else:
-            capabilities |= {"pairwise_newton", "sorted_pairs"}
+            capabilities |= {"pairwise_newton", "sorted_pairs", "accurate_gradient"}
         if loss == "squared_hinge":
             capabilities.add("primal_certificate")
         self.capabilities = frozenset(capabilities)
@@ -301,6 +303,19 @@ class ShardedRankSVM(Objective):
         sums = self.loss_sums(w) if evaluation is None else evaluation
         gradient = sums.gradient if loss_gradient is None else loss_gradient
         return squared_hinge_dual_bound(self.C, sums.value, sums.margin_hinge, gradient)
+
+    @property
+    def n_dual(self) -> int:
+        """The preference pairs of all shards (the dual variables of the RankSVM dual)."""
+        return self.data.n_pairs
+
+    def accurate_gradient(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The gradient in double-word arithmetic and its error bound per feature, each
+        shard's part computed where it lives
+        (:func:`~cvxrank.formulations.ranksvm.accurate_gradient`)."""
+        w = np.asarray(w, dtype=np.float64)
+        parts = [part for part, _ in self.map(tasks.accurate_part, w)]
+        return accurate_gradient(w, self.C, parts)
 
     def newton_model(self, engine: str) -> ShardedNewtonModel:
         """The :class:`~cvxrank.solvers.newton.NewtonModel` of PRSVM (``"pairs"``) or

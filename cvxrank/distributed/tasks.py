@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.pair_losses import LossEvaluation
-from cvxrank.formulations.ranksvm import MarginBand, RankSVM
+from cvxrank.formulations.ranksvm import AccuratePart, MarginBand, RankSVM
 from cvxrank.rounding import LossRounding
 from cvxrank.solvers.newton import FeatureColumns, hessian_diagonal, newton_matrix
 
@@ -268,6 +268,18 @@ def matrix(shard: Shard, engine: str, w: np.ndarray) -> Terms:
     r""":math:`X_k^\top H_{L_k} X_k` (d x d) at ``w``."""
     return _curvature(shard, engine, w,
                       lambda f, hessp: newton_matrix(f.X, FeatureColumns(f.X), hessp))
+
+
+def accurate_part(shard: Shard, w: np.ndarray) -> tuple[AccuratePart, float]:
+    r"""The shard's :math:`X_k^\top \partial L_k / \partial s` in double-word arithmetic
+    (:meth:`~cvxrank.formulations.ranksvm.RankSVM.accurate_loss_gradient`; zeros for a shard
+    without pairs), and the compute seconds."""
+    started = time.perf_counter()
+    f = shard.formulation
+    if f is None:
+        zeros = np.zeros(w.size)
+        return AccuratePart(zeros, zeros, zeros, zeros), 0.0
+    return f.accurate_loss_gradient(w), time.perf_counter() - started
 
 
 def band(shard: Shard, w: np.ndarray, radii: list[float],

@@ -611,20 +611,26 @@ class RankSVM(PairwiseSVM):
     def accurate_gradient(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         r""":math:`\nabla P(w) = w - C \sum_k c_k \ell'(r_k) d_k` at ``w`` exactly up to a
         bound that is a few units of :math:`2^{-106}` of its terms, and that bound per feature
-        (the smooth losses: squared hinge and Huber), over the explicit pairs in double-word
-        arithmetic (:mod:`cvxrank.compensated`): the scores :math:`x_i^\top w`, the residuals
-        :math:`r_k = m_k - (s_i - s_j)`, the slopes and the products with
-        :math:`d_k = x_i - x_j` carried in about 106 bits. It costs O(p d) with a constant
-        of some tens of float64 operations: the Newton solvers call it once, at their last
-        iterate, where the float64 gradient's rounding bound is too loose for what a fit
-        asks (a badly scaled column: its gradient entry sums terms of order scale that cancel
-        below float64's rounding; certified measures that need a radius below that bound).
+        (the smooth losses: squared hinge and Huber; :func:`accurate_gradient` of
+        :meth:`accurate_loss_gradient`). It costs O(p d) with a constant of some tens of
+        float64 operations: the Newton solvers call it at their last iterate, where the
+        float64 gradient's rounding bound is too loose for what a fit asks (a badly scaled
+        column: its gradient entry sums terms of order scale that cancel below float64's
+        rounding; certified measures that need a radius below that bound).
 
         Returns
         -------
         g, error : ndarray of shape (d,)
             The gradient rounded to float64 and a bound on ``|g - grad P(w)|`` per feature.
         """
+        return accurate_gradient(w, self.C, [self.accurate_loss_gradient(w)])
+
+    def accurate_loss_gradient(self, w: np.ndarray) -> AccuratePart:
+        r""":math:`X^\top \partial L / \partial s = -\sum_k c_k \ell'(r_k) d_k` at ``w``
+        over the explicit pairs in double-word arithmetic (:mod:`cvxrank.compensated`): the
+        scores :math:`x_i^\top w`, the residuals :math:`r_k = m_k - (s_i - s_j)`, the slopes,
+        each document's sum and the products with X carried in about 106 bits, with a bound
+        on the error per feature (:class:`AccuratePart`; a shard's part of the sum)."""
         if self.loss == "hinge":
             raise ValueError(f"{self.name}: the hinge loss has no gradient")
         w = np.asarray(w, dtype=np.float64)
@@ -657,20 +663,15 @@ class RankSVM(PairwiseSVM):
         beta_error = (compensated.sum_error(counts, 2.0 * spread)
                       + np.bincount(up, weights=a_error, minlength=n)
                       + np.bincount(low, weights=a_error, minlength=n))
-        g = np.empty(d)
-        error = np.empty(d)
+        part = AccuratePart(np.empty(d), np.empty(d), np.empty(d), np.empty(d))
         for j, column in _columns(self._X, range(d)):
-            total = compensated.tree_sum(compensated.times_float(beta, column))
+            hi, lo = compensated.tree_sum(compensated.times_float(beta, column))
             size = float(np.abs(beta[0]) @ np.abs(column))
-            total_error = (2.0 * compensated.TIMES_FLOAT_ERROR * size
-                           + float(compensated.sum_error(n, 2.0 * size))
-                           + float(beta_error @ np.abs(column)) * 2.0)
-            hi, lo = compensated.add((np.array(w[j]), np.array(0.0)),
-                                     compensated.times_float(total, np.array(self.C)))
-            g[j] = float(hi)
-            error[j] = (abs(float(lo)) + self.C * total_error * 2.0
-                        + 2.0 * compensated.ADD_ERROR * (abs(w[j]) + self.C * size))
-        return g, error
+            part.hi[j], part.lo[j], part.size[j] = hi, lo, size
+            part.error[j] = (2.0 * compensated.TIMES_FLOAT_ERROR * size
+                             + float(compensated.sum_error(n, 2.0 * size))
+                             + float(beta_error @ np.abs(column)) * 2.0)
+        return part
 
     def primal_bounds(self, w: np.ndarray) -> tuple[float, float]:
         """P(w) and a bound on its rounding (:func:`primal_rounding`)."""
@@ -910,6 +911,37 @@ class RankSVM(PairwiseSVM):
         if self.loss != "hinge":
             lipschitz += 1.0 / (2.0 * self.C * float(self.pair_weight.min()))
         return lipschitz
+
+
+@dataclass(frozen=True)
+class AccuratePart:
+    r"""A sum :math:`X_k^\top \partial L_k / \partial s` in double-word arithmetic
+    (:meth:`RankSVM.accurate_loss_gradient`): per feature its value ``hi + lo``, a bound
+    ``error`` on that value's error and the magnitude ``size`` of its terms."""
+
+    hi: np.ndarray
+    lo: np.ndarray
+    error: np.ndarray
+    size: np.ndarray
+
+
+def accurate_gradient(w: np.ndarray, C: float, parts: Sequence[AccuratePart]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`w + C \sum_k X_k^\top \partial L_k / \partial s` from the parts (the data's,
+    or each shard's) in double-word arithmetic, rounded to float64, and a bound on its error
+    per feature: the parts' own, the additions' (at most :data:`cvxrank.compensated.
+    ADD_ERROR` of the terms' magnitudes each) and the final rounding."""
+    w = np.asarray(w, dtype=np.float64)
+    total = (np.zeros_like(w), np.zeros_like(w))
+    error, size = np.zeros_like(w), np.zeros_like(w)
+    for part in parts:
+        total = compensated.add(total, (part.hi, part.lo))
+        error, size = error + part.error, size + part.size
+    error += 2.0 * compensated.ADD_ERROR * len(parts) * size
+    hi, lo = compensated.add((w, np.zeros_like(w)),
+                             compensated.times_float(total, np.full(w.size, float(C))))
+    return hi, (np.abs(lo) + C * error * 2.0
+                + 2.0 * compensated.ADD_ERROR * (np.abs(w) + C * size))
 
 
 def _columns(X: np.ndarray | sp.csr_matrix, features: range
