@@ -167,6 +167,19 @@ def median_time(fn: Callable[[], Any], *, repeat: int = 7, min_time: float = 0.0
     return statistics.median(samples)
 
 
+def export_tree(revision: str, dest: Path) -> Path:
+    """The files of ``revision`` of this repository under ``dest`` (``git archive | tar
+    -x``: read-only for the repository, no worktree or checkout)."""
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[1]
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", revision],
+                             capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+    return dest
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A markdown table (cells converted with ``str``)."""
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]

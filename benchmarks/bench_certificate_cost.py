@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import OHSUMED, markdown_table, print_machine, verdict
+from _common import OHSUMED, export_tree, markdown_table, print_machine, verdict
 
 DEFAULT_REVISION = "b92e8ab"
 TARGET = 1.05
@@ -66,15 +66,6 @@ for label, loss, C, solver in settings:
                   "converged": all(r.converged for r in runs)}
 print(json.dumps(out))
 """
-
-
-def export_tree(revision: str, dest: Path) -> Path:
-    """The files of ``revision`` under ``dest`` (``git archive | tar -x``)."""
-    dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", revision],
-                             capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-    return dest
 
 
 def run(tree: Path) -> dict:

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import OHSUMED, markdown_table, print_machine, verdict
+from _common import OHSUMED, export_tree, markdown_table, print_machine, verdict
 
 #: The commit before the issue-10 work.
 DEFAULT_REVISION = "38e45cc"
@@ -43,15 +43,6 @@ COMMANDS = {
     "verify": ["verify", "--no-figures", "--json"],
     "table3": ["reproduce", "chapelle-table3", "--data", str(OHSUMED), "--json"],
 }
-
-
-def export_tree(revision: str, dest: Path) -> Path:
-    """The files of ``revision`` under ``dest`` (``git archive | tar -x``)."""
-    dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", revision],
-                             capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-    return dest
 
 
 def run(tree: Path, args: list[str], scratch: Path) -> tuple[float, dict[str, Any]]:

@@ -87,7 +87,9 @@ class LossSums:
 
     @staticmethod
     def of(results: list[tasks.Terms]) -> LossSums:
-        """The sums of the shards' loss :class:`~cvxrank.distributed.tasks.Terms`."""
+        """The sums of the shards' :class:`~cvxrank.distributed.tasks.Terms` (a loss's, or
+        any call's: ``gradient`` then holds the summed vectors or matrices, and the
+        rounding bound is 0 where the terms carry none)."""
         value = float(sum(r.value for r in results))
         margin_hinge = float(sum(r.margin_hinge for r in results))
         vectors = [r.vector for r in results if r.vector is not None]
@@ -267,14 +269,8 @@ class ShardedRankSVM(Objective):
                   ) -> tuple[float, float, np.ndarray]:
         """The sums over shards of ``function``'s :class:`~cvxrank.distributed.tasks.Terms`:
         value, margin-weighted hinge sum and vector (zeros where every shard has none)."""
-        results = self.map(function, *args)
-        value = float(sum(r.value for r in results))
-        margin_hinge = float(sum(r.margin_hinge for r in results))
-        vectors = [r.vector for r in results if r.vector is not None]
-        total = vectors[0].copy()
-        for vector in vectors[1:]:
-            total += vector
-        return value, margin_hinge, total
+        sums = LossSums.of(self.map(function, *args))
+        return sums.value, sums.margin_hinge, sums.gradient
 
     def loss_sums(self, w: np.ndarray, engine: str = "auto") -> LossSums:
         """The loss of every shard at ``w``, summed (:class:`LossSums`)."""
