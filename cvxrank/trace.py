@@ -803,10 +803,14 @@ def _broken_certificate(primal: float, dual: float, gap: float, gap_error: float
     certificate (empty when it is one, or when there is no dual value): non-finite values,
     or a gap below 0 by more than its rounding bound."""
     if math.isnan(dual):
-        return "" if math.isfinite(primal) else "stopped: the objective is not finite"
+        return "" if math.isfinite(primal) else ("stopped: the objective overflowed or is "
+                                                 "undefined at this point")
     if not (math.isfinite(primal) and math.isfinite(dual) and math.isfinite(gap + gap_error)):
-        return (f"stopped: the certificate is not finite (primal {primal:.6g}, dual "
-                f"{dual:.6g})")
+        which = [name for name, v in (("primal", primal), ("dual", dual),
+                                      ("gap's rounding bound", gap_error))
+                 if not math.isfinite(v)] or ["gap"]
+        return (f"stopped: the certificate is not finite (its {' and '.join(which)} value "
+                "overflowed or is undefined at this point)")
     if gap + gap_error < 0:
         return (f"stopped: the certificate is negative beyond its rounding bound (gap "
                 f"{gap:.3g}, rounding at most {gap_error:.3g}; dual bound {dual:.10g}, primal "

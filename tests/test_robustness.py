@@ -334,3 +334,12 @@ def test_a_negative_certificate_is_broken_only_beyond_its_rounding_bound() -> No
                                            seed=0), C=1.0) for q in (2, 200))
     w = np.ones(3)
     assert 0 < small.rounding_error(w, primal, primal) < large.rounding_error(w, primal, primal)
+
+
+def test_a_broken_certificate_is_said_in_words_without_nan_or_inf() -> None:
+    from cvxrank.trace import _broken_certificate
+
+    for primal, dual in ((float("nan"), 1.0), (1.0, float("inf")), (float("inf"), float("nan"))):
+        message = _broken_certificate(primal, dual, primal - dual, 0.0)
+        assert message.startswith("stopped:") and "nan" not in message
+        assert "inf" not in message.replace("undefined", "")
