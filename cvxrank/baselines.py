@@ -11,8 +11,11 @@ differences, which is the O(n^2) cost that PRSVM+ avoids.
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,6 +34,28 @@ def pair_differences(formulation: RankSVM) -> tuple[np.ndarray | sp.csr_matrix, 
     if sp.issparse(Z):
         return sp.diags(labels) @ sp.csr_matrix(Z), labels
     return np.asarray(Z) * labels[:, None], labels
+
+
+def in_thread(call: Callable[[], Any]) -> Any:
+    """``call()`` in a daemon thread, waited for in short joins, so that the main thread
+    keeps handling signals (Ctrl-C) while a C library runs; its result, or its exception
+    raised again here."""
+    result: list[Any] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(call())
+        except BaseException as error:  # re-raised in the caller's thread
+            failure.append(error)
+
+    worker = threading.Thread(target=run, name="cvxrank-baseline", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.05)
+    if failure:
+        raise failure[0]
+    return result[0]
 
 
 def fit_linearsvc_pairs(
@@ -80,7 +105,9 @@ def fit_linearsvc_pairs(
                       tol=tol, max_iter=max_iter)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        model.fit(Z, labels, sample_weight=formulation.pair_weight)
+        # LIBLINEAR runs for seconds without returning to Python: in a thread, so that a
+        # Ctrl-C reaches the command at once (the thread is abandoned with the process)
+        in_thread(lambda: model.fit(Z, labels, sample_weight=formulation.pair_weight))
     elapsed = time.perf_counter() - start
     converged = True
     for c in caught:  # the ConvergenceWarning becomes the run's verdict; others pass on
