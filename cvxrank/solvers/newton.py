@@ -423,7 +423,8 @@ def _accurate_certificate(f: Any, rec: TraceRecorder, model: NewtonModel, w: np.
     """Record the last iterate once more with its gradient in double-word arithmetic
     (``accurate_gradient``: a rounding bound some 1e-16 of the float64 one) where the
     float64 certificate fell short of what the fit asks: the tolerance not met although
-    the run stopped on its own (a badly scaled column's gradient entry lost its digits), or
+    the run stopped on its own, not at a limit it was given (a badly scaled column's
+    gradient entry lost its digits, the line search stalled), or
     an ``until`` rule left open at the float64 bound's rounding level. Only for a
     formulation with the capability and at most :data:`ACCURATE_MAX_PAIRS` pairs.
 
@@ -440,8 +441,8 @@ def _accurate_certificate(f: Any, rec: TraceRecorder, model: NewtonModel, w: np.
         The point recorded last and its objective (the given ones when nothing was
         recorded).
     """
-    if rec.status in (Status.TIME_BUDGET, Status.INTERRUPTED):
-        return w, value
+    if rec.status in (Status.MAX_ITER, Status.TIME_BUDGET, Status.INTERRUPTED):
+        return w, value  # the limits the fit was given hold
     if rec.tol_met and not rec.until_open:
         return w, value
     if "accurate_gradient" not in f.capabilities or f.n_dual > ACCURATE_MAX_PAIRS:
