@@ -551,6 +551,13 @@ class TraceRecorder:
         budget = self.options.time_budget
         return budget is not None and time.perf_counter() - self._wall_start >= budget
 
+    def stop_due(self) -> bool:
+        """Whether the run should record now and end: its time budget is spent or a Ctrl-C
+        asked it to stop. A solver whose records are far apart (a stochastic one, a block
+        solve inside an alternation) checks it between records and records at once when it
+        holds, so that the budget holds to within one step."""
+        return _STOP.is_set() or self.out_of_time()
+
     def _stop(self, status: Status, message: str) -> bool:
         self.status, self.message = status, message
         return False

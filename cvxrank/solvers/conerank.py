@@ -533,20 +533,26 @@ def _alternate(f: ConeRank, rec: TraceRecorder, U: np.ndarray, W: np.ndarray, va
     """The loop of :func:`solve_alternation`."""
     half, outer_start, block_gap = 0, value, float("nan")
     converged = False
+
+    def go_on(k: int, X: np.ndarray) -> bool:  # a block solve stops with the run's budget
+        return not rec.stop_due()
+
     while rec.record(half, w=f.join(U, W), values=(value, float("nan")), converged=converged,
                      extra={"half": (half - 1) % 2 if half else float("nan"),
                             "block_gap": block_gap}):
         if half % 2 == 0:
             res = fold_in(f.pairs, U, W, band=f.band, method="pg" if variant == "sg" else "eg",
-                          tol=inner, max_iter=INNER_MAX_ITER[variant])
+                          tol=inner, max_iter=INNER_MAX_ITER[variant], monitor=go_on)
             if res.value <= value:
                 W, value = res.X, res.value
         else:
             res = update_basis(f.basis_update(W), U, tol=INNER_GAP["sg"],
-                               max_iter=INNER_MAX_ITER["sg"])
+                               max_iter=INNER_MAX_ITER["sg"], monitor=go_on)
             if res.value <= value:
                 U, value = res.X, res.value
-            converged = outer_start - value <= tol * max(abs(outer_start), np.finfo(float).tiny)
+            # a block cut short by the budget proves no convergence
+            converged = (not rec.stop_due() and outer_start - value
+                         <= tol * max(abs(outer_start), np.finfo(float).tiny))
             outer_start = value
         block_gap = res.gap / max(res.value, np.finfo(float).tiny)
         half += 1
@@ -656,6 +662,8 @@ def _stochastic_passes(f: ConeRank, rec: TraceRecorder, U: np.ndarray, W: np.nda
     k = 0
     while rec.record(k, w=f.join(U, W), values=(objective(pairs, U, W), float("nan"))):
         for q in rng.permutation(pairs.n_queries):
+            if rec.stop_due():  # the budget or a Ctrl-C: the next record ends the run
+                break
             rows = slice(int(ptr[q]), int(ptr[q + 1]))
             res = fold_in(pairs, U, W[rows], method=f"{variant}-paper", mu=step,  # type: ignore[arg-type]
                           tol=inner_tol, max_iter=inner_max_iter, rows=rows)
@@ -666,7 +674,8 @@ def _stochastic_passes(f: ConeRank, rec: TraceRecorder, U: np.ndarray, W: np.nda
                 residual = Zq - Wq @ U.T
                 grad = -(2.0 / n_q) * residual.T @ (phi * Wq[:, j])
                 U[:, j] = ball.project(U[:, j] - step * grad)
-        k += 1
+        else:
+            k += 1
     return k
 
 

@@ -187,6 +187,9 @@ PILOT_PASSES = 50
 
 #: Draws of queries made at once.
 DRAW_CHUNK = 4096
+#: Steps between the checks of the time budget and of a Ctrl-C (:meth:`~cvxrank.trace.
+#: TraceRecorder.stop_due`) between two records.
+STOP_CHECK = 64
 
 #: Default number of steps of the stochastic solvers.
 MAX_ITER = 100_000
@@ -357,7 +360,8 @@ def default_eta0(formulation: Any) -> float:
 
 
 def pilot_eta0(formulation: Any, solve: Any, family: str, *, max_iter: int,
-               seed: int | np.random.Generator | None, **options: Any) -> float:
+               seed: int | np.random.Generator | None, seconds_left: float | None = None,
+               **options: Any) -> float:
     r"""The default :math:`\eta_0`: the best of a short pilot over a grid of steps.
 
     The paper selects :math:`\eta_0` from a grid by validation MAP (Sect. 4); without
@@ -365,7 +369,9 @@ def pilot_eta0(formulation: Any, solve: Any, family: str, *, max_iter: int,
     runs ``solve`` for :data:`PILOT_PASSES` passes over the queries (at most a fifth of
     ``max_iter`` steps) with the run's seed, and the step whose certified relative duality
     gap :math:`(P(w) - D(\alpha))/P(w)` is smallest at the end of its pilot is returned (a
-    diverging step loses). The caller runs the pilot on its own clock, as set-up.
+    diverging step loses). The caller runs the pilot on its own clock, as set-up; under a
+    time budget the pilots share at most half of the ``seconds_left`` (each stops at its
+    share; with no time left, the unit step itself is returned).
 
     Parameters
     ----------
@@ -378,6 +384,8 @@ def pilot_eta0(formulation: Any, solve: Any, family: str, *, max_iter: int,
         The run's ``max_iter`` (the pilot takes at most a fifth of it).
     seed : int, Generator or None
         The run's seed.
+    seconds_left : float or None
+        The run's time budget left (None: no budget).
     **options
         Further options of ``solve`` (``projection``).
 
@@ -389,11 +397,15 @@ def pilot_eta0(formulation: Any, solve: Any, family: str, *, max_iter: int,
     n_blocks = int(formulation.queries_with_pairs.size)
     steps = max(1, min(PILOT_PASSES * n_blocks, max_iter // 5))
     best_dual, best_eta = -math.inf, base
-    for multiple in PILOT_MULTIPLES[family]:
+    multiples = PILOT_MULTIPLES[family]
+    share = None if seconds_left is None else 0.5 * seconds_left / len(multiples)
+    if share is not None and share <= 0:
+        return base
+    for multiple in multiples:
         # a copy of a Generator: the pilots see the run's draws and leave them to the run
         pilot_seed = copy.deepcopy(seed) if isinstance(seed, np.random.Generator) else seed
         run = solve(formulation, tol=0.0, max_iter=steps, seed=pilot_seed, eta0=multiple * base,
-                    record_every=steps, **options)
+                    record_every=steps, time_budget=share, **options)
         dual = float(run.trace.dual[-1])
         if math.isfinite(dual) and dual > best_dual:
             best_dual, best_eta = dual, multiple * base
@@ -496,7 +508,7 @@ def solve_sgp(
     kappa = float(f.kappa)
     if eta0 is None:  # after the recorder starts: the pilot is on the solver's clock
         eta0 = pilot_eta0(f, solve_sgp, "sgp", max_iter=max_iter, seed=seed,
-                          projection=projection)
+                          seconds_left=rec.seconds_left(), projection=projection)
     eta0 = float(eta0)
     scale = np.asarray(f.pair_scale, dtype=np.float64)
     grad_scale = scale / kappa
@@ -523,6 +535,8 @@ def solve_sgp(
                      extra={"w_drift": drift}):
         stop = min(max_iter, (t // every + 1) * every)
         while t < stop:
+            if t % STOP_CHECK == 0 and rec.stop_due():
+                break
             if t % DRAW_CHUNK == 0:
                 draws = _draws(rng, blocks.n_blocks, DRAW_CHUNK)
             b = int(draws[t % DRAW_CHUNK])
@@ -571,13 +585,14 @@ def _block_projection(formulation: Any, blocks: QueryBlocks, projection: Project
 
 
 # -- stochastic exponentiated gradient (Sect. 3.2) -----------------------------------------
-def _eg_setup(formulation: Any, solve: Any, eta0: float | None, max_iter: int,
-              seed: int | np.random.Generator | None) -> tuple[QueryBlocks, float, float]:
+def _eg_setup(formulation: Any, solve: Any, eta0: float | None,
+              rec: TraceRecorder) -> tuple[QueryBlocks, float, float]:
     """Blocks, the coefficient scale C/m and eta0 (:func:`pilot_eta0` if None)."""
     _check_eta0(eta0)
     blocks = query_blocks(formulation)
     if eta0 is None:
-        eta0 = pilot_eta0(formulation, solve, "eg", max_iter=max_iter, seed=seed)
+        eta0 = pilot_eta0(formulation, solve, "eg", max_iter=rec.max_iter,
+                          seed=rec.options.seed, seconds_left=rec.seconds_left())
     return blocks, float(formulation.C) / formulation.m, float(eta0)
 
 
@@ -641,7 +656,7 @@ def solve_seg(
     f = formulation
     rec = _recorder(f, options, record_every)
     max_iter, seed = rec.max_iter, options.seed
-    blocks, c, eta0 = _eg_setup(f, solve_seg, eta0, max_iter, seed)
+    blocks, c, eta0 = _eg_setup(f, solve_seg, eta0, rec)
     feats = blocks.features()
     ptr, y, B = blocks.doc_ptr, blocks.y, blocks.n_blocks
     starts, sizes = blocks.level_start, blocks.level_size
@@ -666,6 +681,8 @@ def solve_seg(
     while rec.record(t, w=w, values=values(), step=eta0, extra={"w_drift": drift}):
         stop = min(max_iter, (t // every + 1) * every)
         while t < stop:
+            if t % STOP_CHECK == 0 and rec.stop_due():
+                break
             if t % DRAW_CHUNK == 0:
                 draws = _draws(rng, B, DRAW_CHUNK)
             b = int(draws[t % DRAW_CHUNK])
@@ -770,7 +787,7 @@ def solve_seg_pairs(
     f = formulation
     rec = _recorder(f, options, record_every)
     max_iter, seed = rec.max_iter, options.seed
-    blocks, c, eta0 = _eg_setup(f, solve_seg_pairs, eta0, max_iter, seed)
+    blocks, c, eta0 = _eg_setup(f, solve_seg_pairs, eta0, rec)
     feats = blocks.features()
     ptr, pptr, y, B = blocks.doc_ptr, blocks.pair_ptr, blocks.y, blocks.n_blocks
     up = [blocks.upper[pptr[b]:pptr[b + 1]] for b in range(B)]
@@ -799,6 +816,8 @@ def solve_seg_pairs(
                      step=eta0, extra={"w_drift": drift}):
         stop = min(max_iter, (t // every + 1) * every)
         while t < stop:
+            if t % STOP_CHECK == 0 and rec.stop_due():
+                break
             if t % DRAW_CHUNK == 0:
                 draws = _draws(rng, B, DRAW_CHUNK)
             b = int(draws[t % DRAW_CHUNK])
