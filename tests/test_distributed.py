@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ import pytest
 
 import cvxrank.cli.main as cli_main
 from cvxrank.certify import EvaluationTarget
-from cvxrank.data import make_synthetic, write_svmlight
+from cvxrank.data import count_pairs, make_synthetic, write_svmlight
 from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.data.svmlight import read_svmlight
 from cvxrank.distributed.shards import balanced_split, shard_paths
@@ -285,6 +286,44 @@ def test_cli_fit_over_a_glob_reports_as_in_memory(tmp_path, capsys) -> None:
     assert set(saved[0]) == set(saved[1])
     w = [load_model(tmp_path / f"{name}.json").coef_ for name in ("memory", "sharded")]
     assert np.linalg.norm(w[0] - w[1]) <= memory["w_radius"] + sharded["w_radius"]
+
+
+def test_lightgbm_shards_number_their_groups_apart(tmp_path, capsys) -> None:
+    """LightGBM files, each with its own ``.query`` file, number their groups from 0; as
+    shards their queries stay apart and the fit is the in-memory fit of the whole set."""
+    data = synthetic(12)
+    folder = tmp_path / "lightgbm"
+    folder.mkdir()
+    for i, queries in enumerate(balanced_split(data, 3)):
+        part = data.subset(queries)
+        path = folder / f"part{i}.train"
+        write_svmlight(part, path)
+        path.write_text(re.sub(r" qid:\S+", "", path.read_text()))
+        (folder / f"part{i}.train.query").write_text(
+            "".join(f"{size}\n" for size in part.query_sizes))
+    assert cli_main.main(["fit", "--train", str(folder / "part*.train"), "--backend", "dask",
+                          "--workers", "2", "--loss", "squared_hinge", "--C", "0.5",
+                          "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    memory = fit_formulation(RankSVM(data, C=0.5, loss="squared_hinge"))
+    assert report["n_shards"] == 3 and report["n_pairs"] == int(count_pairs(data).sum())
+    assert report["objective"] == pytest.approx(memory.objective, rel=1e-10)
+
+
+def test_a_bad_shard_is_reported_once_in_one_line(tmp_path) -> None:
+    """A malformed shard's error is the command's one line on stderr, without the workers'
+    log of the failed task."""
+    pattern = write_shards(synthetic(13, n_queries=6), tmp_path / "s", 2)
+    bad = tmp_path / "s" / "shard1.txt"
+    lines = bad.read_text().splitlines()
+    lines[2] = "1 qid:999 1:abc"
+    bad.write_text("\n".join(lines) + "\n")
+    out = subprocess.run([sys.executable, "-m", "cvxrank.cli.main", "fit", "--train", pattern,
+                          "--backend", "dask", "--workers", "2"], capture_output=True,
+                         text=True, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2
+    assert out.stderr == (f"cvxrank: error: {bad}:3: value of feature 1 'abc' is not a "
+                          "number\n"), out.stderr
 
 
 @pytest.mark.parametrize(("extra", "message"), [

@@ -365,9 +365,20 @@ def solver_refusal(formulation: Any, name: str) -> str:
     return refusal(formulation, name, solve.needs, solve.losses)
 
 
-def read_shard_file(path: str, fmt: str | None, cache: bool | None) -> Any:
-    """A shard file, as ``cvxrank fit`` reads a training file (run on a worker)."""
-    return load_data(path, fmt, None, cache)[0]
+#: A LightGBM file numbers its groups from 0: read as the i-th shard, group g gets query id
+#: ``i * LIGHTGBM_QID_STRIDE + g``, so that the queries of two files stay apart.
+LIGHTGBM_QID_STRIDE = 2**32
+
+
+def read_shard_file(path: str, fmt: str | None, cache: bool | None,
+                    positions: dict[str, int]) -> Any:
+    """A shard file, as ``cvxrank fit`` reads a training file (run on a worker); a LightGBM
+    shard's groups numbered apart from the other files' (``positions``: each file's place
+    in the shards, :data:`LIGHTGBM_QID_STRIDE`)."""
+    data, used, _ = load_data(path, fmt, None, cache)
+    if used == "lightgbm":
+        data = dataclasses.replace(data, qid=data.qid + positions[path] * LIGHTGBM_QID_STRIDE)
+    return data
 
 
 def fit_on_shards(args: argparse.Namespace, loss: str, params: dict[str, Any],
@@ -401,7 +412,8 @@ def fit_on_shards(args: argparse.Namespace, loss: str, params: dict[str, Any],
     with connect(args.scheduler, args.workers or 2) as client:
         reading = time.perf_counter()
         data = ShardedRankingData.from_files(paths, client, reader=functools.partial(
-            read_shard_file, fmt=args.format, cache=args.read_cache))
+            read_shard_file, fmt=args.format, cache=args.read_cache,
+            positions={path: i for i, path in enumerate(paths)}))
         read_time = time.perf_counter() - reading
         if test is not None:
             test = test.pad_features(data.n_features)

@@ -44,7 +44,9 @@ def connect(scheduler: str | None = None, workers: int = 2) -> Iterator[Any]:
     workers' statistical profiler (it samples the running thread every 10 ms), and
     ``MALLOC_TRIM_THRESHOLD_`` in the workers' environment, which turns off glibc's
     adaptive mmap threshold so that every large numpy array is mapped and page-faulted
-    afresh (PRSVM's fits took 2.5x longer).
+    afresh (PRSVM's fits took 2.5x longer). The local workers' own logs are silenced below
+    CRITICAL: a task's error (a malformed shard) is raised once, on the client, as one line,
+    not also printed with the worker's traceback.
     """
     try:
         import dask
@@ -60,7 +62,7 @@ def connect(scheduler: str | None = None, workers: int = 2) -> Iterator[Any]:
             # (the dashboard on a free port: none is opened without one, but a second
             # cluster then warns that 8787 is taken)
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=logging.ERROR)
+                                   dashboard_address=":0", silence_logs=logging.CRITICAL)
         client = Client(cluster)
     else:
         try:
