@@ -21,12 +21,13 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
-# Python's bytecode and numba's machine code are built here, not by the first command a user
+# Python's bytecode and the compiled kernels are built here, not by the first command a user
 # runs: `compileall` writes the .pyc files (also where PYTHONDONTWRITEBYTECODE is set) and
-# `cvxrank.precompile` fills numba's cache of the compiled kernels.
+# `cvxrank.compiled.precompile` compiles the numba kernels ahead of time into extension
+# modules beside their sources (numba's cache where no C compiler is found).
 install: $(STAMP)
 	$(BIN)/python -m compileall -q cvxrank
-	$(BIN)/python -m cvxrank.precompile
+	$(BIN)/python -m cvxrank.compiled.precompile
 
 verify: install
 	$(BIN)/cvxrank verify

@@ -96,7 +96,7 @@ _WARM: dict[str, int | None] = {}
 
 def kernel_signatures() -> int | None:
     """Number of just-in-time specializations of the sorted-loss kernels in this process;
-    None when they are the ahead-of-time module's (:mod:`cvxrank.aot`), which never
+    None when they are the ahead-of-time module's (:mod:`cvxrank.compiled.aot`), which never
     compile."""
     from cvxrank.formulations import sorted_kernels
 
@@ -123,7 +123,7 @@ def check_no_recompile() -> None:
 def warm_up() -> float:
     """Load PRSVM+'s compiled kernels before any timing; return the seconds it took.
 
-    Without the ahead-of-time module (:mod:`cvxrank.aot`), the first call of a compiled
+    Without the ahead-of-time module (:mod:`cvxrank.compiled.aot`), the first call of a compiled
     kernel in a process compiles it (first run after a source change) or loads it from
     numba's cache in ``__pycache__`` (about 0.2-0.3 s here), which would otherwise be
     charged to whichever training run comes first.

@@ -2,7 +2,7 @@
 
 Issue "certified measures" (performance): a fit that reports the measures of its
 evaluation sets goes on past its tolerance until every measure is the optimum's
-(``until``, :mod:`cvxrank.certify`); the target is at most 1.3x the solver clock of the
+(``until``, :mod:`cvxrank.certificates.certify`); the target is at most 1.3x the solver clock of the
 tolerance-only run, for PRSVM+ (Newton) and the 1-slack cutting plane (whose tail the exact
 finish of :mod:`cvxrank.solvers.one_slack` replaces for the hinge).
 
@@ -40,11 +40,11 @@ from typing import Any
 import numpy as np
 from _common import OHSUMED, add_common_args, markdown_table, print_machine, warm_up
 
-from cvxrank.certify import EvaluationTarget
+from cvxrank.certificates.certify import EvaluationTarget
 from cvxrank.data.letor import read_letor_fold
 from cvxrank.fitting import fit_formulation
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.threads import blas_threads
+from cvxrank.utils.threads import blas_threads
 
 #: (solver, loss, C values).
 SETTINGS = (("prsvm+", "squared_hinge", (1e-5, 5e-5, 1e-4, 5e-4)),

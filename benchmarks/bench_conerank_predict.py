@@ -45,7 +45,7 @@ import numpy as np
 from _common import add_common_args, markdown_table, median_time, print_machine
 
 from cvxrank.formulations.conerank import linear_direction, vote_scores
-from cvxrank.threads import blas_threads
+from cvxrank.utils.threads import blas_threads
 
 #: LETOR 4.0's MQ2008 (``../shared/data`` beside the project).
 MQ2008 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "letor4_mq2008"

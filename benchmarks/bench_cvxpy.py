@@ -40,14 +40,14 @@ from _common import (
     warm_up,
 )
 
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import count_pairs, make_synthetic, read_letor_fold
 from cvxrank.experiments.chapelle import DEFAULT_C
 from cvxrank.experiments.chapelle.fig3 import auc_data
 from cvxrank.experiments.tasks import fit_timed
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.reference import solve_reference
-from cvxrank.threads import blas_threads
 from cvxrank.tolerances import relative_gap
+from cvxrank.utils.threads import blas_threads
 
 TARGET = 100.0
 

@@ -39,7 +39,7 @@ from _common import (
 from cvxrank.data import make_synthetic, read_letor_fold
 from cvxrank.experiments.chapelle.fig3 import auc_data
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.threads import blas_threads
+from cvxrank.utils.threads import blas_threads
 
 TARGET = 3.0
 

@@ -1,15 +1,15 @@
 """The exact projection onto RankMM-3's dual set (l1,inf ball per query, in the orthant).
 
-Four measurements of ``cvxrank.sets.L1InfBall`` (Agarwal & Collins 2010, Sect. 3.3;
+Four measurements of ``cvxrank.numerics.sets.L1InfBall`` (Agarwal & Collins 2010, Sect. 3.3;
 Quattoni, Carreras, Collins & Darrell, ICML 2009):
 
-0. **First-call cost** of the compiled kernel (``cvxrank.l1inf_kernels``): importing numba
+0. **First-call cost** of the compiled kernel (``cvxrank.numerics.l1inf_kernels``): importing numba
    and loading the kernel from numba's disk cache (or compiling it, the first run after a
    change of the kernel), in a fresh process; the timed projections below run after
    ``l1inf_kernels.warm_up()`` and do not include it. A process that has not loaded the
    kernel runs the sort-based numpy method (``L1InfLayout.project_sorted``) until that has
-   cost ``NUMPY_BUDGET`` = 0.25 s, then loads it (``cvxrank/l1inf_kernels.py``); both are timed.
-1. **Against CVXPY** at N = 10^2, 10^3, 10^4 coordinates, side by side in one run:
+   cost ``NUMPY_BUDGET`` = 0.25 s, then loads it (``cvxrank/numerics/l1inf_kernels.py``); both are
+timed. 1. **Against CVXPY** at N = 10^2, 10^3, 10^4 coordinates, side by side in one run:
    ``L1InfBall.project`` against the CVXPY projection of the same set
    (``minimize sum_squares(z - v)`` subject to ``constraints(z)``, with the caps ``gamma`` as
    a CVXPY variable; Clarabel at cvxrank's reference settings). CVXPY is timed as a user
@@ -52,10 +52,10 @@ import cvxpy as cp
 import numpy as np
 from _common import add_common_args, markdown_table, median_time, print_machine, verdict
 
-from cvxrank import l1inf_kernels
-from cvxrank.reference import SOLVER_OPTIONS
-from cvxrank.sets import L1InfBall
-from cvxrank.threads import blas_threads
+from cvxrank.certificates.reference import SOLVER_OPTIONS
+from cvxrank.numerics import l1inf_kernels
+from cvxrank.numerics.sets import L1InfBall
+from cvxrank.utils.threads import blas_threads
 
 TARGET = 1000.0
 
@@ -116,9 +116,9 @@ def sigma_of(s: L1InfBall, v: np.ndarray) -> float:
 
 
 def first_call() -> None:
-    """The kernel's fixed cost: in a fresh process (after importing cvxrank.sets), and in
+    """The kernel's fixed cost: in a fresh process (after importing cvxrank.numerics.sets), and in
     this one."""
-    code = ("import time; import cvxrank.sets; from cvxrank import l1inf_kernels; "
+    code = ("import time; import cvxrank.numerics.sets; from cvxrank import l1inf_kernels; "
             "t = time.perf_counter(); l1inf_kernels.warm_up(); "
             "t = time.perf_counter() - t; kernel = l1inf_kernels.project_blocks; "
             "stats = getattr(kernel, 'stats', None); "

@@ -155,7 +155,7 @@ def calibrate(case: Case, train: Path, tmp: Path, rel_gap: float, threads: int) 
     from cvxrank.data import read_svmlight
     from cvxrank.fitting import fit_formulation
     from cvxrank.formulations.ranksvm import RankSVM
-    from cvxrank.threads import blas_threads
+    from cvxrank.utils.threads import blas_threads
 
     data = read_svmlight(case.path)
     case.n_docs = data.n_documents

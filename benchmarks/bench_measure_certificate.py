@@ -1,7 +1,7 @@
 """The measure certificate against one evaluation: ``certify_measures`` / ``evaluate``.
 
-:func:`cvxrank.measure_certificate.certify_measures` tells, per query, whether NDCG@k, P@k,
-MAP and MRR of a model w are the same for every w' with ||w' - w|| <= r (r = sqrt(2 g) from
+:func:`cvxrank.certificates.measure_certificate.certify_measures` tells, per query, whether NDCG@k,
+P@k, MAP and MRR of a model w are the same for every w' with ||w' - w|| <= r (r = sqrt(2 g) from
 a certified duality gap g). It ranks each query once, as
 :func:`cvxrank.metrics.evaluate` does, computes O(nd) distance bounds and the norms of the
 few pairs of documents within r D_q in score; the target is a cost of the order of one
@@ -31,12 +31,12 @@ import numpy as np
 import scipy.sparse as sp
 from _common import OHSUMED, add_common_args, markdown_table, print_machine
 
+from cvxrank.certificates.measure_certificate import certify_measures
 from cvxrank.data.letor import read_letor_fold
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.measure_certificate import certify_measures
 from cvxrank.metrics import evaluate
 from cvxrank.solvers.newton import solve_prsvm_plus
-from cvxrank.threads import blas_threads
+from cvxrank.utils.threads import blas_threads
 
 K = 10
 MEASURES = [f"ndcg@{k}" for k in range(1, K + 1)] + [f"p@{k}" for k in range(1, K + 1)] + [

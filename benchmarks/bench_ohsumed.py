@@ -37,14 +37,14 @@ from _common import (
     warm_up,
 )
 
-from cvxrank.baselines import fit_linearsvc_pairs
 from cvxrank.data import read_letor_fold
 from cvxrank.experiments.chapelle import DEFAULT_C
 from cvxrank.experiments.tasks import fit_timed
 from cvxrank.experiments.timing import timed
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.threads import blas_threads
+from cvxrank.solvers.baselines import fit_linearsvc_pairs
 from cvxrank.tolerances import relative_gap
+from cvxrank.utils.threads import blas_threads
 
 TARGET = 20.0
 

@@ -46,7 +46,7 @@ the compiled sorted-loss passes loaded first (``_common.warm_up``): ``solve_one_
 trace, which records every iteration); the CVXPY reference (``solve_reference(f,
 "CLARABEL", cache=False)``: primal and dual, for folds of at most ``--cvxpy-max-pairs``
 pairs); scikit-learn's ``LinearSVC(loss="hinge")`` (LIBLINEAR dual coordinate descent) on
-the explicit pair differences (``cvxrank.baselines.pair_differences``; building them is on
+the explicit pair differences (``cvxrank.solvers.baselines.pair_differences``; building them is on
 its clock). Every objective ``P(w)`` is the formulation's ``primal_value``, evaluated off the
 clocks; "true gap" is ``(P(w) - p*) / p*`` with Clarabel's p* (or, for a fold CVXPY skipped,
 the 1-slack run at 1e-6, within 1e-6 of p*).
@@ -89,14 +89,14 @@ from _common import (
 from _process import run_process
 from build_peers import svm_rank_learn
 
-from cvxrank.baselines import pair_differences
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import read_svmlight
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.reference import solve_reference
+from cvxrank.solvers.baselines import pair_differences
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.one_slack import solve_one_slack
-from cvxrank.threads import blas_threads
 from cvxrank.tolerances import within
+from cvxrank.utils.threads import blas_threads
 
 
 #: The target: cvxrank's five folds in one process at most this multiple of svm_rank's time.

@@ -34,13 +34,13 @@ from pathlib import Path
 import numpy as np
 from _common import OHSUMED, add_common_args, markdown_table, print_machine
 
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import count_pairs, read_svmlight
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
-from cvxrank.reference import solve_reference
 from cvxrank.solvers.cutting_plane import solve_cutting_plane
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
-from cvxrank.threads import blas_threads
 from cvxrank.tolerances import FAST_SOLVER_GAP
+from cvxrank.utils.threads import blas_threads
 
 CVXRANK = Path(sys.executable).with_name("cvxrank")
 

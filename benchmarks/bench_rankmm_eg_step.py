@@ -34,7 +34,7 @@ from _common import add_common_args, markdown_table, print_machine, verdict
 from cvxrank.data import RankingData, count_pairs
 from cvxrank.formulations.rankmm import RankMM
 from cvxrank.solvers.rankmm import solve_seg, solve_seg_pairs
-from cvxrank.threads import blas_threads
+from cvxrank.utils.threads import blas_threads
 
 TARGET = 20.0
 OHSUMED_LEVELS = (0.656, 0.191, 0.153)

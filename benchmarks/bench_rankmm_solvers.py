@@ -43,12 +43,12 @@ from typing import Any
 import numpy as np
 from _common import OHSUMED, add_common_args, markdown_table, print_machine
 
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import count_pairs, read_svmlight
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
-from cvxrank.reference import solve_reference
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.rankmm import default_eta0, solve_seg, solve_seg_pairs, solve_sgp
-from cvxrank.threads import blas_threads
+from cvxrank.utils.threads import blas_threads
 
 GAP = 1e-3
 

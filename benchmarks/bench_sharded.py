@@ -64,7 +64,7 @@ from cvxrank.distributed import (  # noqa: E402
 from cvxrank.fitting import fit_formulation  # noqa: E402
 from cvxrank.formulations.ranksvm import RankSVM  # noqa: E402
 from cvxrank.solvers.newton import LocalNewtonModel  # noqa: E402
-from cvxrank.threads import blas_threads  # noqa: E402
+from cvxrank.utils.threads import blas_threads  # noqa: E402
 
 
 def call_times(model, d: int, rng: np.random.Generator) -> tuple[float, float]:

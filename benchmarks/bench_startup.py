@@ -13,12 +13,12 @@ child), against the targets:
   test); the same fit at C = 5e-5 is timed too.
 
 For scale it also times the interpreter alone, importing the formulations, the same followed
-by loading PRSVM+'s passes compiled ahead of time (:mod:`cvxrank.aot`) or, with
+by loading PRSVM+'s passes compiled ahead of time (:mod:`cvxrank.compiled.aot`) or, with
 ``CVXRANK_AOT=0``, just in time (importing numba and loading them from its disk cache; a fit
 this small then runs the numpy passes instead, see :mod:`cvxrank.formulations.sorted_kernels`),
 the plain fit with ``CVXRANK_AOT=0``, and ``import cvxpy`` (the fit does not import CVXPY).
 ``make install`` writes cvxrank's bytecode (``compileall``) and the ahead-of-time modules
-(``python -m cvxrank.precompile``), so no process here compiles either.
+(``python -m cvxrank.compiled.precompile``), so no process here compiles either.
 
 Usage::
 

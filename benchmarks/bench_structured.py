@@ -82,7 +82,7 @@ from cvxrank.solvers.cutting_plane import (
 )
 from cvxrank.solvers.one_slack import solve_one_slack
 from cvxrank.solvers.simplex_product_qp import simplex_qp
-from cvxrank.threads import blas_threads
+from cvxrank.utils.threads import blas_threads
 
 SIZES = (50, 100, 200)
 D = 45

@@ -35,7 +35,7 @@ from cvxrank.data import read_svmlight
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.sandbox import PairLoss, PairwiseFormulation
 from cvxrank.solvers import solve_prsvm
-from cvxrank.threads import blas_threads
+from cvxrank.utils.threads import blas_threads
 
 TARGET = 1.5
 OBJECTIVE_MATCH = 1e-8

@@ -42,7 +42,7 @@ class SolverError(CvxrankError, RuntimeError):
 
 class CapabilityError(CvxrankError, TypeError):
     """A solver was given a formulation that lacks a capability it needs (named in the
-    message); raised before the solver runs (:func:`cvxrank.capabilities.require`)."""
+    message); raised before the solver runs (:func:`cvxrank.core.capabilities.require`)."""
 
 
 class UsageError(CvxrankError, ValueError):

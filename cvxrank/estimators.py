@@ -28,6 +28,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, check_X_y
 from sklearn.utils.validation import check_is_fitted
 
+from cvxrank.core.trace import Run
+from cvxrank.data.model_file import SavedModel, linear_scores, read_model
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS
 from cvxrank.data.ranking_data import Matrix, RankingData
 from cvxrank.fitting import fit_formulation
@@ -37,8 +39,6 @@ from cvxrank.formulations.ocsvm import OrdinalSVM, OrdinalSVMSumOfMargins, grade
 from cvxrank.formulations.rankmm import RankMM
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import auc, evaluate
-from cvxrank.model_file import SavedModel, linear_scores, read_model
-from cvxrank.trace import Run
 
 if TYPE_CHECKING:
     from sklearn.utils import Tags
@@ -66,10 +66,10 @@ class LinearRanker(BaseEstimator):
     :class:`~sklearn.exceptions.ConvergenceWarning`. After :meth:`fit` the estimator has
     ``coef_`` (weights), ``objective_`` (the formulation's ``primal_value`` at the fitted
     point), ``n_iter_``, ``fit_time_``, ``solver_``, ``status_`` (the run's
-    :class:`~cvxrank.trace.Status` value), ``w_radius_`` (certified bound on
+    :class:`~cvxrank.core.trace.Status` value), ``w_radius_`` (certified bound on
     ``||coef_ - w*||``), ``n_features_in_``, ``n_pairs_`` (preference pairs, the dual
     variables of the pairwise methods), ``fit_result_`` (the full
-    :class:`cvxrank.trace.Run`) and ``normalization_`` (None: the features are scored as
+    :class:`cvxrank.core.trace.Run`) and ``normalization_`` (None: the features are scored as
     given).
 
     A model saved by ``cvxrank fit --save-model`` loads as its method's fitted estimator
@@ -734,7 +734,7 @@ class ConeRankRanker(LinearRanker):
         The objective (18) at the fitted basis and coefficients.
     n_iter_ : int
         Passes (stochastic) or outer iterations (alternation) run.
-    run_ : cvxrank.trace.Run
+    run_ : cvxrank.core.trace.Run
         The solver's record (``w`` is the stacked ``(U, W)``); also ``fit_result_``.
     n_pairs_ : int
         Ordered training pairs (the coefficient vectors :math:`w_j`).
@@ -947,13 +947,13 @@ def load_model(path: str | os.PathLike[str]) -> LinearRanker:
     :meth:`~LinearRanker.predict` applies); not ``fit_result_``, ``fit_time_`` nor
     ``n_pairs_``, which the file does not hold. ``predict(X)`` then gives the scores that
     ``cvxrank predict`` gives the same documents, bit for bit (one arithmetic:
-    :func:`cvxrank.model_file.linear_scores`), and pads data with fewer columns with zeros
+    :func:`cvxrank.data.model_file.linear_scores`), and pads data with fewer columns with zeros
     as the command does (``pads_features_``).
 
     Parameters
     ----------
     path : path-like
-        The model file (:mod:`cvxrank.model_file`).
+        The model file (:mod:`cvxrank.data.model_file`).
 
     Returns
     -------
@@ -962,7 +962,7 @@ def load_model(path: str | os.PathLike[str]) -> LinearRanker:
     Raises
     ------
     cvxrank.errors.DataFormatError
-        For a file that is not a valid model file (:func:`cvxrank.model_file.read_model`).
+        For a file that is not a valid model file (:func:`cvxrank.data.model_file.read_model`).
     """
     from cvxrank.methods import get
 

@@ -2,12 +2,12 @@
 
 Used by the scikit-learn style estimators, ``cvxrank fit`` and ``cvxrank grid``. A CVXPY
 solver name (``clarabel``, ``ecos``, ``osqp``, ``scs``) gives the certified reference
-(:func:`cvxrank.reference.solve_reference`: primal and dual solved, agreement checked); any
-other name is a hand-written solver (:mod:`cvxrank.solvers`, with the options its
+(:func:`cvxrank.certificates.reference.solve_reference`: primal and dual solved, agreement checked);
+any other name is a hand-written solver (:mod:`cvxrank.solvers`, with the options its
 :mod:`cvxrank.registry` entry binds). Either way the result is one
-:class:`~cvxrank.trace.Run`, returned whatever its status; a fit stops only where the
+:class:`~cvxrank.core.trace.Run`, returned whatever its status; a fit stops only where the
 measures it reports (or, without an evaluation set, its model) are certified
-(:mod:`cvxrank.certify`).
+(:mod:`cvxrank.certificates.certify`).
 """
 
 from __future__ import annotations
@@ -19,12 +19,9 @@ from typing import Any
 import numpy as np
 
 from cvxrank import tolerances
-from cvxrank.capabilities import missing_capabilities, require
-from cvxrank.certify import EvaluationTarget, radius_rule
-from cvxrank.data.scales import scale_note
-from cvxrank.errors import CvxrankError
-from cvxrank.formulations.base import Formulation, Objective
-from cvxrank.trace import (
+from cvxrank.certificates.certify import EvaluationTarget, radius_rule
+from cvxrank.core.capabilities import missing_capabilities, require
+from cvxrank.core.trace import (
     Callback,
     Run,
     SolverOptions,
@@ -34,6 +31,9 @@ from cvxrank.trace import (
     interruptible,
     raise_if_stopped,
 )
+from cvxrank.data.scales import scale_note
+from cvxrank.errors import CvxrankError
+from cvxrank.formulations.base import Formulation, Objective
 
 #: CVXPY solvers that ``fit`` accepts by (lower-case) name.
 CVXPY_SOLVERS = ("clarabel", "ecos", "osqp", "scs")
@@ -124,9 +124,9 @@ def fit_formulation(
 
     A run that stops before its tolerance (iteration limit, ``time_budget``, Ctrl-C, a
     numerical failure) still returns its last certified iterate: check
-    :attr:`~cvxrank.trace.Run.status` (``cvxrank fit`` turns it into its exit code, the
+    :attr:`~cvxrank.core.trace.Run.status` (``cvxrank fit`` turns it into its exit code, the
     estimators into a ``ConvergenceWarning``). Ctrl-C (SIGINT) during the fit stops it at
-    the solver's next iteration (:func:`cvxrank.trace.interruptible`).
+    the solver's next iteration (:func:`cvxrank.core.trace.interruptible`).
 
     Parameters
     ----------
@@ -134,12 +134,12 @@ def fit_formulation(
     solver : str
         ``"auto"``, a CVXPY solver name or a hand-written solver.
     tol, max_iter, time_budget, seed, callback
-        The hand-written solver's :class:`~cvxrank.trace.SolverOptions` (its defaults when
+        The hand-written solver's :class:`~cvxrank.core.trace.SolverOptions` (its defaults when
         None; ``time_budget`` in wall-clock seconds).
     certify : EvaluationTarget or None
         Evaluation sets whose reported measures must be the optimum's: once its tolerance is
         met, the solver goes on until every measure of every set is certified
-        (:mod:`cvxrank.certify`) or its certificate is at rounding level.
+        (:mod:`cvxrank.certificates.certify`) or its certificate is at rounding level.
     model_radius : float or None
         Without ``certify``: go on until the model radius is at most this fraction of
         ``||w||`` (:data:`cvxrank.tolerances.MODEL_RADIUS`); None stops at the tolerance.
@@ -202,9 +202,9 @@ def fit_formulation(
 def exact_zero(formulation: Objective, run: Run) -> Run:
     """``run`` with model radius 0 when it returned w = 0 and the formulation's structure
     (:meth:`~cvxrank.formulations.base.Objective.zero_is_exact`) or
-    :func:`cvxrank.zero_certificate.certify_zero` proves 0 the exact optimum (formulations
-    with a separation oracle; a cutting plane's pieces, ``info["cuts"]``, seed it): then
-    every measure of the zero model is the optimum's. A run that stopped short of its
+    :func:`cvxrank.certificates.zero_certificate.certify_zero` proves 0 the exact optimum
+    (formulations with a separation oracle; a cutting plane's pieces, ``info["cuts"]``, seed it):
+    then every measure of the zero model is the optimum's. A run that stopped short of its
     tolerance at w = 0 (status ``numerical``: a gap the cutting plane could not close,
     e.g. RankMM-2/3 whose optimum is exactly 0) is then converged with gap 0. Otherwise
     ``run`` unchanged."""
@@ -215,7 +215,9 @@ def exact_zero(formulation: Objective, run: Run) -> Run:
     if not reason:
         if "separation_oracle" not in formulation.capabilities:
             return run
-        from cvxrank.zero_certificate import certify_zero  # CVXPY's LP: imported when needed
+        from cvxrank.certificates.zero_certificate import (
+            certify_zero,  # CVXPY's LP: imported when needed
+        )
 
         zero = certify_zero(formulation, cuts=run.info.get("cuts"))
         if not zero.proven:
@@ -275,7 +277,7 @@ def zero_model_note(formulation: Formulation, w: np.ndarray, tol: float, *,
 
 def _fit_reference(formulation: Formulation, name: str) -> Run:
     """The certified CVXPY reference as a :class:`Run`."""
-    from cvxrank.reference import solve_reference
+    from cvxrank.certificates.reference import solve_reference
 
     if formulation.n_dual > REFERENCE_MAX_VARIABLES:
         raise CvxrankError(

@@ -10,8 +10,8 @@ canvas, never through ``pyplot``, so nothing touches global state and no display
   against iterations, solver time or solver time since the first record (``"elapsed"``);
   several runs (seeds) are drawn as their median and a min-max (or interquartile) band,
   taken per iteration (on a time axis, at the runs' median time of each iteration: one
-  line over the same runs); given the proven :class:`~cvxrank.validate.RateSpec`, the rate
-  as a guide line beside the measured curve (:func:`plot_rate_guide`).
+  line over the same runs); given the proven :class:`~cvxrank.certificates.validate.RateSpec`, the
+  rate as a guide line beside the measured curve (:func:`plot_rate_guide`).
 * :func:`figure_for_formulation`: the solvers of one formulation, deterministic and
   stochastic ones in separate rows, against iterations (left) and solver time after the
   set-up (right, from 0), an x axis logarithmic where its solvers end orders of magnitude
@@ -49,9 +49,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
+from cvxrank.certificates.validate import SUBLINEAR_TAIL, RateSpec
+from cvxrank.core.trace import Run, Trace
 from cvxrank.tolerances import RELATIVE_GAP_DEFINITION, relative_gap
-from cvxrank.trace import Run, Trace
-from cvxrank.validate import SUBLINEAR_TAIL, RateSpec
 
 #: Largest number of x positions of a median/band curve over several runs.
 MAX_GRID = 2000
@@ -378,13 +378,13 @@ def plot_rate_guide(
     """The proven rate as a guide line beside a measured suboptimality curve.
 
     A convergence theorem bounds the suboptimality by ``C k^a`` (sublinear) or ``c q^k``
-    (linear) with constants that depend on the problem, and :func:`cvxrank.validate.validate`
-    judges the slope of the curve's tail: the last decade of iterations for a sublinear rate
-    (``k >= k_end / SUBLINEAR_TAIL``), the second half for a linear one (``k >= k_end / 2``).
-    The guide spans that window and starts :data:`GUIDE_OFFSET` times above the measured
-    curve at the window's first point, parallel to where the curve should be and clear of
-    it: a curve that falls at least as steeply as its guide there matches the theory. A
-    Newton rate (a number of iterations and a superlinear end) and a linear rate without a
+    (linear) with constants that depend on the problem, and
+    :func:`cvxrank.certificates.validate.validate` judges the slope of the curve's tail: the last
+    decade of iterations for a sublinear rate (``k >= k_end / SUBLINEAR_TAIL``), the second half for
+    a linear one (``k >= k_end / 2``). The guide spans that window and starts :data:`GUIDE_OFFSET`
+    times above the measured curve at the window's first point, parallel to where the curve should
+    be and clear of it: a curve that falls at least as steeply as its guide there matches the
+    theory. A Newton rate (a number of iterations and a superlinear end) and a linear rate without a
     predicted factor have no curve to draw: nothing is drawn.
 
     Parameters
@@ -605,7 +605,7 @@ def figure_for_formulation(outcomes: Sequence[Any], *, tol: float | None = None)
     Parameters
     ----------
     outcomes : sequence of PairOutcome
-        Outcomes of :func:`cvxrank.verification.run_verification` for one formulation;
+        Outcomes of :func:`cvxrank.verification.sweep.run_verification` for one formulation;
         outcomes without runs or reference are skipped.
     tol : float, optional
         Draw this tolerance as the horizontal dotted line (default: each entry's ``tol``,
@@ -720,7 +720,7 @@ def write_figures(outcomes: Iterable[Any], out_dir: str | os.PathLike[str], *,
     palette of at most 256 colours (:func:`save_small_png`, a few tens of kB, for the
     figures kept in git) instead of :data:`DPI` in full colour.
     """
-    from cvxrank.verification import write_traces_csv
+    from cvxrank.verification.sweep import write_traces_csv
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ see at a glance what "agrees" and "converged" mean.
 
 **Relative means relative to the optimum.** Every relative gap is divided by ``|p*|`` (or,
 in a solver's stopping rule, by ``|P(w)|``, which bounds it from above): :func:`relative_gap`,
-used alike by the stopping rules (:class:`cvxrank.trace.TraceRecorder`), ``validate``,
+used alike by the stopping rules (:class:`cvxrank.core.trace.TraceRecorder`), ``validate``,
 ``verify``, ``fit``, the reproductions and the benchmarks. It used to be divided by
 ``max(1, |p*|)``, which is an *absolute* test whenever the optimum is below 1: with a small C
 (or IR SVM's small weights) the zero model w = 0 then met a 1e-8 "relative" gap at
@@ -18,7 +18,7 @@ A relative objective gap alone cannot tell the zero model from the optimum once 
 small that ``P(0) - p*`` (about ``C^2 ||grad L(0)||^2 / 2``) falls below the tolerance times
 ``p*`` (about ``C L(0)``). Two rules cover that regime: no solver reports converged at
 ``w = 0`` while its certificate leaves a gap above rounding (:data:`ZERO_MODEL_GAP`;
-:class:`cvxrank.trace.TraceRecorder`), and C is accepted only in :data:`C_RANGE`, over
+:class:`cvxrank.core.trace.TraceRecorder`), and C is accepted only in :data:`C_RANGE`, over
 which the solvers are tested against the certified references (``tests/test_extreme_c.py``).
 """
 
@@ -104,7 +104,7 @@ MONOTONE_SLACK = 1e-10
 #: Relative duality gap at rounding level: a certificate down to ``-GAP_FLOOR`` times the
 #: objective is rounding (a gap of 0), below it the certificate is broken (the dual bound
 #: above the primal value: status ``numerical``); and a run whose extra stopping rule
-#: (:attr:`cvxrank.trace.SolverOptions.until`) still fails at a gap this small stops, since
+#: (:attr:`cvxrank.core.trace.SolverOptions.until`) still fails at a gap this small stops, since
 #: more iterations cannot tighten its certificate.
 GAP_FLOOR = 1e-13
 

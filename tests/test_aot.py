@@ -1,4 +1,4 @@
-"""Kernels compiled ahead of time (:mod:`cvxrank.aot`): built by ``make install``, loaded
+"""Kernels compiled ahead of time (:mod:`cvxrank.compiled.aot`): built by ``make install``, loaded
 without numba, the same numbers as the just-in-time kernels, never a stale module."""
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cvxrank import aot, l1inf_kernels
+from cvxrank.compiled import aot
 from cvxrank.data import svmlight_compiled
 from cvxrank.formulations import sorted_kernels
 from cvxrank.formulations.pair_losses import SortedPairLoss
+from cvxrank.numerics import l1inf_kernels
 
 KERNEL_FILES = (sorted_kernels, l1inf_kernels, svmlight_compiled)
 #: What numba.pycc needs to build a module: a C compiler and Python's headers.

@@ -7,11 +7,11 @@ import pytest
 import scipy.sparse as sp
 from toolbox import install_clock, rel
 
-from cvxrank import baselines
-from cvxrank.baselines import fit_linearsvc_pairs
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.reference import solve_reference
+from cvxrank.solvers import baselines
+from cvxrank.solvers.baselines import fit_linearsvc_pairs
 
 
 @pytest.mark.parametrize("sparse", [False, True])

@@ -19,12 +19,12 @@ import time
 import numpy as np
 import pytest
 
-from cvxrank.capabilities import SOLVERS
+from cvxrank.core.capabilities import SOLVERS
+from cvxrank.core.trace import Run, Status
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.methods import METHODS
 from cvxrank.registry import entries
 from cvxrank.solvers import solvers_for
-from cvxrank.trace import Run, Status
 
 BUDGET = 1.0
 #: The callback's pause at every record (seconds).

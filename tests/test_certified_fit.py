@@ -18,15 +18,15 @@ import time
 import numpy as np
 import pytest
 
-from cvxrank.certify import EvaluationTarget
+from cvxrank.certificates.certify import EvaluationTarget
 from cvxrank.cli.fit import EXIT_NOT_CONVERGED, EXIT_REQUIRED_CONVERGENCE
 from cvxrank.cli.main import main as cli_main
+from cvxrank.core.trace import Status
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import write_svmlight
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.fitting import fit_formulation
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.trace import Status
 
 #: Score difference of the planted pair at the optimum.
 NEAR_TIE = 1e-7

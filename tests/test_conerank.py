@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from toolbox import rel, signed_rel
 
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import RankingData, make_synthetic
+from cvxrank.data.instances import DEFAULT, QUICK
 from cvxrank.formulations.conerank import (
     ConeRank,
     FoldingIn,
@@ -15,10 +17,8 @@ from cvxrank.formulations.conerank import (
     normalize_differences,
     objective,
 )
-from cvxrank.instances import DEFAULT, QUICK
-from cvxrank.reference import solve_reference
+from cvxrank.numerics.sets import SumBand
 from cvxrank.registry.conerank import instance_view
-from cvxrank.sets import SumBand
 from cvxrank.solvers.conerank import (
     fold_in,
     profile_objective,

@@ -16,8 +16,9 @@ from sklearn.exceptions import NotFittedError
 from toolbox import install_clock
 
 from cvxrank import methods
-from cvxrank import trace as trace_module
 from cvxrank.cli.main import main as cli_main
+from cvxrank.core import trace as trace_module
+from cvxrank.core.trace import Status
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import read_svmlight, write_svmlight
 from cvxrank.data.synthetic import make_synthetic
@@ -27,8 +28,7 @@ from cvxrank.fitting import fit_formulation
 from cvxrank.formulations.conerank import ConeRank, linear_direction, vote_scores
 from cvxrank.metrics import evaluate
 from cvxrank.solvers.conerank import STOCHASTIC_PASSES
-from cvxrank.threads import blas_threads
-from cvxrank.trace import Status
+from cvxrank.utils.threads import blas_threads
 
 
 @pytest.fixture(autouse=True)

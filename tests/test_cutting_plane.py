@@ -17,11 +17,11 @@ import pytest
 import scipy.sparse as sp
 from toolbox import install_clock
 
-from cvxrank.certify import radius_rule
+from cvxrank.certificates.certify import radius_rule
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.cli.main import main
 from cvxrank.data import RankingData, make_synthetic, read_svmlight
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
-from cvxrank.reference import solve_reference
 from cvxrank.solvers import cutting_plane
 from cvxrank.solvers.cutting_plane import solve_cutting_plane
 from cvxrank.tolerances import FAST_SOLVER_GAP, FEASIBILITY, relative_gap

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import cvxrank.cli.main as cli_main
-from cvxrank.certify import EvaluationTarget
+from cvxrank.certificates.certify import EvaluationTarget
 from cvxrank.data import count_pairs, make_synthetic, write_svmlight
 from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.data.svmlight import read_svmlight

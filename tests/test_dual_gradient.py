@@ -13,13 +13,13 @@ import pytest
 from toolbox import certified, install_clock, primal_gap, signed_rel
 
 from cvxrank import tolerances
-from cvxrank import trace as trace_module
+from cvxrank.certificates.validate import validate
+from cvxrank.core import trace as trace_module
+from cvxrank.core.trace import Status
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.registry import find_entry
 from cvxrank.solvers import solve_accelerated_gradient, solve_projected_gradient
-from cvxrank.trace import Status
-from cvxrank.validate import validate
 
 #: (seed, n_queries, docs_per_query, n_features, C): C * pairs between about 3 and 20.
 INSTANCES = [

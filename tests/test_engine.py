@@ -9,16 +9,18 @@ import pytest
 from toolbox import install_clock
 
 from cvxrank import methods, registry
-from cvxrank import trace as trace_module
-from cvxrank.capabilities import CAPABILITIES, missing_capabilities, solver
+from cvxrank.certificates.reference import solve_reference
+from cvxrank.certificates.validate import RateSpec
+from cvxrank.core import trace as trace_module
+from cvxrank.core.capabilities import CAPABILITIES, missing_capabilities, solver
+from cvxrank.core.trace import Run, Status, Trace
+from cvxrank.data.instances import QUICK
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.errors import CapabilityError
 from cvxrank.estimators import MethodRanker, RankSVMRanker
 from cvxrank.fitting import default_solver, fit_formulation
 from cvxrank.formulations.ocsvm import OrdinalSVMSumOfMargins
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.instances import QUICK
-from cvxrank.reference import solve_reference
 from cvxrank.registry import Entry
 from cvxrank.solvers import (
     solve_accelerated_gradient,
@@ -27,9 +29,7 @@ from cvxrank.solvers import (
     solve_sgd_queries,
 )
 from cvxrank.tolerances import relative_gap
-from cvxrank.trace import Run, Status, Trace
-from cvxrank.validate import RateSpec
-from cvxrank.verification import run_pair
+from cvxrank.verification.sweep import run_pair
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +137,7 @@ def test_registry_is_discovered_per_family():
 
 
 def test_entry_needs_a_declared_solver():
-    with pytest.raises(TypeError, match="declared with cvxrank.capabilities.solver"):
+    with pytest.raises(TypeError, match="declared with cvxrank.core.capabilities.solver"):
         Entry("ranksvm-hinge", "ranksvm", lambda f: None, RateSpec.sublinear(-1))
 
 
@@ -157,7 +157,7 @@ def test_alternation_entries_are_judged_by_monotone_descent():
     def rising(formulation, options):
         return run_with([5.0, 3.0, 3.3, 2.4])
 
-    from cvxrank.capabilities import SOLVERS
+    from cvxrank.core.capabilities import SOLVERS
 
     for name in ("alt-descending", "alt-rising"):  # this test's solvers only
         SOLVERS.pop(name)

@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cvxrank.capabilities import CAPABILITIES
-from cvxrank.certify import EvaluationTarget, radius_rule
+from cvxrank.certificates.certify import EvaluationTarget, radius_rule
+from cvxrank.certificates.reference import solve_reference
+from cvxrank.core.capabilities import CAPABILITIES
 from cvxrank.data import RankingData, make_synthetic, read_svmlight
 from cvxrank.errors import CapabilityError
 from cvxrank.fitting import fit_formulation
 from cvxrank.formulations import RankSVM
 from cvxrank.formulations.irsvm import IRSVM, ndcg1_swap_drop
 from cvxrank.formulations.rankmm import RankMM
-from cvxrank.reference import solve_reference
 from cvxrank.solvers import one_slack
 from cvxrank.solvers.cutting_plane import WorkingSet, iteration_bound
 from cvxrank.solvers.one_slack import exact_finish, margin_active_set, solve_one_slack

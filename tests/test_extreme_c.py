@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cvxrank import registry, tolerances
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.errors import SolverError
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.reference import solve_reference
 
 DATA = make_synthetic(n_queries=5, docs_per_query=(4, 9), n_features=4, n_grades=3,
                       noise=0.5, seed=11)

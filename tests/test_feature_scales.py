@@ -23,12 +23,12 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+from cvxrank.certificates.reference import solve_reference
+from cvxrank.core.trace import Status
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.errors import SolverError, UsageError
 from cvxrank.fitting import fit_formulation
-from cvxrank.reference import solve_reference
 from cvxrank.registry import REGISTRY, _load_families
-from cvxrank.trace import Status
 
 _load_families()
 

@@ -25,10 +25,10 @@ from cvxrank.cli.figures import (
     figures_readme,
 )
 from cvxrank.cli.verify import DEFAULT_FIGURES, README_SIGNATURE, figure_names
-from cvxrank.instances import DEFAULT, QUICK
-from cvxrank.output_files import MANIFEST
+from cvxrank.data.instances import DEFAULT, QUICK
 from cvxrank.plots import figure_stem
 from cvxrank.registry import entries
+from cvxrank.utils.output_files import MANIFEST
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "figures"

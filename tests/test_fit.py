@@ -10,8 +10,9 @@ from sklearn.base import clone
 from toolbox import install_clock, rel
 
 from cvxrank import fitting
-from cvxrank import trace as trace_module
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.cli.main import main as cli_main
+from cvxrank.core import trace as trace_module
 from cvxrank.data.ranking_data import row_scores
 from cvxrank.data.svmlight import write_svmlight
 from cvxrank.data.synthetic import make_synthetic
@@ -19,7 +20,6 @@ from cvxrank.errors import CvxrankError
 from cvxrank.estimators import RankSVMRanker
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import evaluate
-from cvxrank.reference import solve_reference
 from cvxrank.tolerances import FAST_SOLVER_GAP
 
 LOSSES = ("hinge", "squared_hinge")

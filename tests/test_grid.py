@@ -23,8 +23,8 @@ from cvxrank.experiments.tasks import Task, TaskResult
 from cvxrank.fitting import fit_formulation
 from cvxrank.methods import get
 from cvxrank.metrics import evaluate
-from cvxrank.threads import blas_threads
 from cvxrank.tolerances import NEWTON_GAP
+from cvxrank.utils.threads import blas_threads
 
 #: C values of the small synthetic grid (the selections differ between the folds).
 C_VALUES = (1e-3, 1e-2, 1e-1, 1.0)

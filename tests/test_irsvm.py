@@ -11,15 +11,15 @@ from hypothesis import strategies as st
 from toolbox import rel
 
 from cvxrank import metrics
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import RankingData, build_pairs, count_pairs, make_synthetic
+from cvxrank.data.instances import QUICK
 from cvxrank.formulations.irsvm import IRSVM, ndcg1_swap_drop
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.instances import QUICK
-from cvxrank.reference import solve_reference
 from cvxrank.registry import entries
 from cvxrank.solvers.newton import solve_prsvm_plus
 from cvxrank.tolerances import NEWTON_GAP, reference_agreement
-from cvxrank.verification import run_pair
+from cvxrank.verification.sweep import run_pair
 
 
 def ranking_data(grades_per_query: list[list[float]]) -> RankingData:

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from toolbox import rel
 
-from cvxrank.capabilities import missing_capabilities
+from cvxrank.certificates.reference import solve_reference
+from cvxrank.core.capabilities import missing_capabilities
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.kernel import KernelPCAMap, gram_matrix
 from cvxrank.methods import PAIR_LOSSES
-from cvxrank.reference import solve_reference
+from cvxrank.numerics.kernel import KernelPCAMap, gram_matrix
 from cvxrank.tolerances import NEWTON_GAP, reference_agreement
 
 LOSSES = PAIR_LOSSES

@@ -10,19 +10,19 @@ import numpy as np
 import pytest
 from toolbox import certified, install_clock, primal_gap, signed_rel
 
-from cvxrank import trace as trace_module
+from cvxrank.certificates.reference import solve_reference
+from cvxrank.core import trace as trace_module
 from cvxrank.data import PairSet, build_pairs, make_synthetic
+from cvxrank.data.instances import QUICK
 from cvxrank.errors import CapabilityError
 from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.instances import QUICK
-from cvxrank.kernel import KernelPCAMap, gram_matrix
-from cvxrank.reference import solve_reference
+from cvxrank.numerics.kernel import KernelPCAMap, gram_matrix
 from cvxrank.registry import entries
 from cvxrank.solvers import kernel_newton
 from cvxrank.solvers.kernel_newton import linear_equivalent, solve_kernel_newton
 from cvxrank.tolerances import NEWTON_GAP, reference_agreement
-from cvxrank.verification import run_pair
+from cvxrank.verification.sweep import run_pair
 
 MAX_NEWTON_ITER = 15
 

@@ -1,4 +1,5 @@
-"""The projection onto the l1,inf ball intersected with the orthant (``cvxrank.sets.L1InfBall``).
+"""The projection onto the l1,inf ball intersected with the orthant
+(``cvxrank.numerics.sets.L1InfBall``).
 
 The contract of ``tests/test_sets.py``, adapted to a set whose CVXPY constraints carry an
 auxiliary variable (the caps ``gamma`` of RankMM-3's printed dual, Agarwal & Collins 2010,
@@ -39,7 +40,7 @@ so ``p = Pi_S(v - r)`` and, projections being 1-Lipschitz, ``||p - Pi_S(v)|| <= 
 Unlike the gradients of ``test_sets.py``, this also covers radius 0 (every cap and every
 zero active).
 
-``project`` is the compiled Newton kernel (``cvxrank.l1inf_kernels``, loaded by a fixture
+``project`` is the compiled Newton kernel (``cvxrank.numerics.l1inf_kernels``, loaded by a fixture
 before any test): the checks above certify it. The sort-based ``project_sorted``, which a
 process runs until it loads the kernel and where the kernel reaches its step limit, is
 checked against it to rounding on the same inputs, and so are the switch between them and
@@ -61,10 +62,10 @@ import pytest
 import scipy.sparse as sp
 from toolbox import install_clock
 
-from cvxrank import l1inf_kernels, sets
+from cvxrank.certificates.reference import SOLVER_OPTIONS
 from cvxrank.formulations.base import HyperParameter
-from cvxrank.reference import SOLVER_OPTIONS
-from cvxrank.sets import L1InfBall, L1InfLayout, project_l1inf_nonneg
+from cvxrank.numerics import l1inf_kernels, sets
+from cvxrank.numerics.sets import L1InfBall, L1InfLayout, project_l1inf_nonneg
 
 # Clarabel warns on optimal_inaccurate, accepted for the coarse point comparison only.
 pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")

@@ -12,22 +12,31 @@ modules of one layer must not import each other in a circle. A module belongs to
 of the longest name below that is its own name or a package holding it (``cvxrank`` stands
 for the package's ``__init__`` only: a new top-level module must be placed).
 
-1. **foundation** (no cvxrank import): ``errors``, ``tolerances``, ``jsonable``,
-   ``threads``, ``methods`` (the table of methods names its classes by import path and
-   imports them on first use, so it sits below what it names), ``output_files``, ``aot``.
-2. **data**: ``data``, the package ``cvxrank`` itself (its top-level names are data's) and
-   ``model_file`` (the saved model's format: arrays, normalization and certificate).
-3. **numerics**: ``metrics``, ``sets``, ``l1inf_kernels``, ``kernel``, ``cuts``.
-4. **model**: ``formulations``, ``oracles``, ``capabilities``, ``trace``, ``precompile``
-   (builds the compiled kernels of the layers up to here).
-5. **certificates**: ``reference`` (the certified CVXPY optimum), ``validate``, ``certify``,
-   ``zero_certificate``; below the solvers, which certify against references.
-6. **solvers**: ``solvers``, ``baselines``.
-7. **registry**: ``registry``, ``instances``.
-8. **verification and fitting**: ``verification``, ``fitting``, ``distributed`` (one fit
-   over data sharded across a Dask cluster, through ``fitting``).
+The layers follow the folders of the package; a folder's ``__init__`` holds only its
+docstring and sits in the foundation, its modules in their layer.
+
+1. **foundation** (no cvxrank import but errors): ``errors``, ``tolerances``, ``methods``
+   (the table of methods names its classes by import path and imports them on first use,
+   so it sits below what it names), ``utils/`` (JSON values, BLAS threads, output files),
+   ``compiled.aot``, ``numerics.rounding`` and ``numerics.compensated``.
+2. **data**: ``data/`` (readers, pairs, normalization, the saved model's format
+   ``data.model_file``, the named synthetic instances ``data.instances``) and the package
+   ``cvxrank`` itself (its top-level names are data's).
+3. **numerics**: ``metrics``, ``numerics/`` (sets and projections, the l1,inf kernel,
+   kernels, cutting planes).
+4. **model**: ``formulations/``, ``oracles/``, ``core/`` (the solver contract
+   ``core.capabilities`` and the run loop ``core.trace``), ``compiled.precompile`` (builds
+   the compiled kernels of the layers up to here).
+5. **certificates**: ``certificates/`` (the certified CVXPY optimum ``reference``,
+   ``validate``, ``certify``, ``measure_certificate``, ``zero_certificate``); below the
+   solvers, which certify against references.
+6. **solvers**: ``solvers/`` (with the peers' fits, ``solvers.baselines``).
+7. **registry**: ``registry/``.
+8. **verification and fitting**: ``verification.sweep``, ``fitting``, ``distributed/`` (one
+   fit over data sharded across a Dask cluster, through ``fitting``).
 9. **estimators**.
-10. **plots**: generic trace figures; an experiment's figures live with the experiment.
+10. **plots** and ``sandbox/``: generic trace figures; an experiment's figures live with
+    the experiment.
 11. **experiment protocol**: the package ``experiments`` and its shared modules (tasks,
     sources, backends, configurations, grids, selection, the LETOR protocol, reports,
     timing).
@@ -49,18 +58,20 @@ PACKAGE = Path(cvxrank.__file__).parent
 
 #: The layers, lowest first: module names (a package stands for its modules).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("cvxrank.errors", "cvxrank.tolerances", "cvxrank.jsonable", "cvxrank.threads",
-     "cvxrank.methods", "cvxrank.output_files", "cvxrank.aot", "cvxrank.rounding",
-     "cvxrank.compensated"),
-    ("cvxrank", "cvxrank.data", "cvxrank.model_file"),
-    ("cvxrank.metrics", "cvxrank.sets", "cvxrank.l1inf_kernels", "cvxrank.kernel",
-     "cvxrank.cuts"),
-    ("cvxrank.formulations", "cvxrank.oracles", "cvxrank.capabilities", "cvxrank.trace",
-     "cvxrank.measure_certificate", "cvxrank.precompile"),
-    ("cvxrank.reference", "cvxrank.validate", "cvxrank.certify", "cvxrank.zero_certificate"),
-    ("cvxrank.solvers", "cvxrank.baselines"),
-    ("cvxrank.registry", "cvxrank.instances"),
-    ("cvxrank.verification", "cvxrank.fitting", "cvxrank.distributed"),
+    ("cvxrank.errors", "cvxrank.tolerances", "cvxrank.methods", "cvxrank.utils",
+     "cvxrank.compiled", "cvxrank.core", "cvxrank.numerics", "cvxrank.certificates",
+     "cvxrank.verification"),
+    ("cvxrank", "cvxrank.data"),
+    ("cvxrank.metrics", "cvxrank.numerics.sets", "cvxrank.numerics.l1inf_kernels",
+     "cvxrank.numerics.kernel", "cvxrank.numerics.cuts"),
+    ("cvxrank.formulations", "cvxrank.oracles", "cvxrank.core.capabilities",
+     "cvxrank.core.trace", "cvxrank.compiled.precompile"),
+    ("cvxrank.certificates.reference", "cvxrank.certificates.validate",
+     "cvxrank.certificates.certify", "cvxrank.certificates.zero_certificate",
+     "cvxrank.certificates.measure_certificate"),
+    ("cvxrank.solvers",),
+    ("cvxrank.registry",),
+    ("cvxrank.verification.sweep", "cvxrank.fitting", "cvxrank.distributed"),
     ("cvxrank.estimators",),
     ("cvxrank.plots", "cvxrank.sandbox"),
     ("cvxrank.experiments",),
@@ -179,6 +190,22 @@ def test_every_module_has_a_layer() -> None:
     assert not unplaced, f"place these modules in LAYERS: {unplaced}"
 
 
+#: Modules directly in ``cvxrank/`` (``__init__`` included): the layers live in folders.
+ROOT_MODULES = ("__init__", "errors", "tolerances", "methods", "metrics", "fitting",
+                "estimators", "plots")
+
+
+def test_the_package_root_holds_few_modules() -> None:
+    assert sorted(p.stem for p in PACKAGE.glob("*.py")) == sorted(ROOT_MODULES)
+
+
+def test_a_folders_init_is_only_its_docstring() -> None:
+    """A layer folder's ``__init__`` imports nothing (it sits in the foundation)."""
+    for name in ("utils", "core", "numerics", "compiled", "certificates", "verification"):
+        tree = ast.parse((PACKAGE / name / "__init__.py").read_text())
+        assert len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr), name
+
+
 def test_no_module_imports_from_a_higher_layer() -> None:
     upward = [f"{name} (layer {layer_of(name)}) imports {target} (layer {layer_of(target)})"
               for name, targets in graph().items() for target in sorted(targets)
@@ -202,19 +229,19 @@ from cvxrank import tolerances
 from cvxrank.data import RankingData
 
 if TYPE_CHECKING:
-    from cvxrank.trace import Run
+    from cvxrank.core.trace import Run
 
 
 def later():
     import cvxrank.plots as plots
     from ..cli.common import emit_json
 '''
-    known = {"cvxrank", "cvxrank.tolerances", "cvxrank.data", "cvxrank.trace", "cvxrank.plots",
+    known = {"cvxrank", "cvxrank.tolerances", "cvxrank.data", "cvxrank.core.trace", "cvxrank.plots",
              "cvxrank.cli", "cvxrank.cli.common", "cvxrank.experiments",
              "cvxrank.experiments.sibling", "cvxrank.experiments.me"}
     assert imported_modules(source, "cvxrank.experiments.me", is_package=False,
                             known=known) == {
-        "cvxrank.experiments.sibling", "cvxrank.tolerances", "cvxrank.data", "cvxrank.trace",
+        "cvxrank.experiments.sibling", "cvxrank.tolerances", "cvxrank.data", "cvxrank.core.trace",
         "cvxrank.plots", "cvxrank.cli.common"}
     assert layer_of("cvxrank.experiments.conerank.protocol") == layer_of("cvxrank.cli") - 1
     assert layer_of("cvxrank.new_module") is None

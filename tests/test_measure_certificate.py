@@ -1,4 +1,4 @@
-"""Tests of cvxrank.measure_certificate.
+"""Tests of cvxrank.certificates.measure_certificate.
 
 Soundness is checked by brute force, independently of the rule: for many w' in the ball (200
 random points, half of them on the sphere, plus the extreme points of the critical pairs)
@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cvxrank.data.letor import read_letor_fold
-from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.measure_certificate import (
+from cvxrank.certificates.measure_certificate import (
     RULE,
     MeasureCertificate,
     certify_measures,
 )
+from cvxrank.data.letor import read_letor_fold
+from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import Convention, evaluate, get_preset
 from cvxrank.solvers.newton import solve_prsvm_plus
 

@@ -20,12 +20,12 @@ import cvxrank
 from cvxrank.cli.fit import saved_model, training_record
 from cvxrank.cli.main import main
 from cvxrank.data import make_synthetic, read_svmlight, write_svmlight
+from cvxrank.data.model_file import FORMAT, VERSION, SavedModel, read_model, write_model
 from cvxrank.data.normalize import NORMALIZATIONS, Normalization, fit_normalization
 from cvxrank.errors import DataFormatError
 from cvxrank.estimators import load_model
 from cvxrank.fitting import fit_formulation
 from cvxrank.methods import METHODS
-from cvxrank.model_file import FORMAT, VERSION, SavedModel, read_model, write_model
 
 OHSUMED_FOLD1 = Path("letor3_ohsumed") / "QueryLevelNorm" / "Fold1"
 

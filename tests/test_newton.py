@@ -16,16 +16,16 @@ from sklearn.metrics import roc_auc_score
 from toolbox import certified_problem, primal_gap, rel, signed_rel
 
 from cvxrank import metrics
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import RankingData, build_pairs, make_synthetic
+from cvxrank.data.instances import QUICK
 from cvxrank.errors import CapabilityError
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.instances import QUICK
-from cvxrank.reference import solve_reference
 from cvxrank.registry import entries
 from cvxrank.solvers import newton
 from cvxrank.solvers.newton import solve_prsvm, solve_prsvm_plus, solve_truncated_newton
 from cvxrank.tolerances import EXPRESSION_MATCH, NEWTON_GAP, gap_scale, reference_agreement
-from cvxrank.verification import run_pair
+from cvxrank.verification.sweep import run_pair
 
 SMOOTH = ("squared_hinge", "huber")
 SEEDS = (21, 22, 23)
@@ -278,7 +278,7 @@ def test_gap_floor_stops_an_until_rule_only_for_the_gap_radius(gradient_radius: 
     """At a gap within its rounding bound more iterations cannot shrink the gap's radius,
     but a gradient's radius whose gap (half its square) is still above its own rounding
     bound shrinks: the recorder goes on for the latter, and stops for the former."""
-    from cvxrank.trace import SolverOptions, TraceRecorder
+    from cvxrank.core.trace import SolverOptions, TraceRecorder
 
     f = RankSVM(make_synthetic(n_queries=4, docs_per_query=6, n_features=3, seed=0), C=1.0,
                 loss="squared_hinge")
@@ -337,7 +337,7 @@ def test_ohsumed_fold3_certifies_its_test_measures(shared_data) -> None:
     """PRSVM+ at C = 1 on OHSUMED Fold3 reaches the exact optimum and certifies every test
     measure in a few Newton steps (with the step's scores summed from CG's products it
     crawled for 15 steps at a radius of 3.4e-3, 21 MAP queries uncertified)."""
-    from cvxrank.certify import EvaluationTarget
+    from cvxrank.certificates.certify import EvaluationTarget
     from cvxrank.data import read_svmlight
     from cvxrank.fitting import fit_formulation
 

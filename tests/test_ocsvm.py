@@ -10,16 +10,16 @@ import pytest
 from toolbox import primal_gap, rel
 
 from cvxrank import tolerances
-from cvxrank.capabilities import missing_capabilities
+from cvxrank.certificates.reference import SOLVER_OPTIONS, solve_reference
+from cvxrank.certificates.validate import RateSpec, validate
+from cvxrank.core.capabilities import missing_capabilities
 from cvxrank.data import RankingData, make_synthetic
+from cvxrank.data.instances import QUICK
 from cvxrank.formulations.ocsvm import OrdinalSVM, OrdinalSVMSumOfMargins, grades_from_scores
-from cvxrank.instances import QUICK
-from cvxrank.reference import SOLVER_OPTIONS, solve_reference
+from cvxrank.numerics.sets import BoxEqualSums
 from cvxrank.registry import Entry
-from cvxrank.sets import BoxEqualSums
 from cvxrank.solvers import solve_accelerated_gradient
-from cvxrank.validate import RateSpec, validate
-from cvxrank.verification import run_pair
+from cvxrank.verification.sweep import run_pair
 
 CLARABEL_TOL = tolerances.reference_agreement("CLARABEL")
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from toolbox import rel
 
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.cli import main as cli_main
 from cvxrank.data import make_synthetic, read_svmlight
 from cvxrank.formulations import RankSVM
 from cvxrank.formulations.irsvm import IRSVM, ndcg1_swap_drop
-from cvxrank.reference import solve_reference
 from cvxrank.solvers.cutting_plane import WorkingSet, solve_master_cvxpy
 from cvxrank.solvers.one_slack import solve_one_slack
 from cvxrank.solvers.simplex_product_qp import simplex_qp

@@ -1,5 +1,5 @@
 """Output files: no command writes over a file it did not create or over one of its inputs,
-and every file lands whole (:mod:`cvxrank.output_files`)."""
+and every file lands whole (:mod:`cvxrank.utils.output_files`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from cvxrank.cli import main as cli_main
 from cvxrank.cli.figures import figures_readme
 from cvxrank.cli.verify import README_SIGNATURE, written_before_manifests
 from cvxrank.errors import DataFormatError, UsageError
-from cvxrank.output_files import (
+from cvxrank.utils.output_files import (
     MANIFEST,
     STAGING_PREFIX,
     OutputDir,

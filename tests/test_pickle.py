@@ -16,6 +16,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import make_synthetic
 from cvxrank.formulations import (
     IRSVM,
@@ -26,8 +27,7 @@ from cvxrank.formulations import (
     ndcg1_swap_drop,
 )
 from cvxrank.formulations.base import Formulation, ProjectableDual
-from cvxrank.kernel import gram_matrix
-from cvxrank.reference import solve_reference
+from cvxrank.numerics.kernel import gram_matrix
 from cvxrank.tolerances import reference_agreement, relative_gap
 
 DATA = make_synthetic(n_queries=6, docs_per_query=(6, 10), n_features=4, seed=3)

@@ -15,7 +15,9 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 from cvxrank import tolerances
-from cvxrank.instances import Instance
+from cvxrank.certificates.validate import SUBLINEAR_TAIL, RateSpec
+from cvxrank.core.trace import Run, Status, Trace
+from cvxrank.data.instances import Instance
 from cvxrank.plots import (
     GUIDE_GID,
     GUIDE_OFFSET,
@@ -34,8 +36,6 @@ from cvxrank.plots import (
     wants_log_axis,
     write_figures,
 )
-from cvxrank.trace import Run, Status, Trace
-from cvxrank.validate import SUBLINEAR_TAIL, RateSpec
 
 P_STAR = 25.0
 O_1_K = RateSpec.sublinear(-1)

@@ -16,13 +16,13 @@ import pytest
 from sklearn.base import clone
 from toolbox import rel
 
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.cli.main import main as cli_main
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import write_svmlight
 from cvxrank.estimators import MethodRanker, RankMMRanker
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
 from cvxrank.metrics import evaluate
-from cvxrank.reference import solve_reference
 from cvxrank.registry import entries
 from cvxrank.tolerances import FAST_SOLVER_GAP
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cvxrank.certificates.reference import SOLVER_OPTIONS, solve_reference
 from cvxrank.data import RankingData, make_synthetic
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
-from cvxrank.reference import SOLVER_OPTIONS, solve_reference
 from cvxrank.tolerances import EXPRESSION_MATCH, relative_gap
 
 #: Primal and printed-dual optima must agree to this after the stated scaling (issue 7).

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from cvxrank import registry
+from cvxrank.certificates.reference import solve_reference
+from cvxrank.data.instances import DEFAULT, QUICK
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
-from cvxrank.instances import DEFAULT, QUICK
-from cvxrank.reference import solve_reference
 from cvxrank.registry import entries
 
 

@@ -16,6 +16,7 @@ import pytest
 import scipy.sparse as sp
 from toolbox import certified, primal_gap
 
+from cvxrank.certificates.validate import RateSpec, validate_runs
 from cvxrank.data import RankingData, build_pairs
 from cvxrank.errors import CapabilityError
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
@@ -30,7 +31,6 @@ from cvxrank.solvers.rankmm import (
     solve_sgp,
 )
 from cvxrank.tolerances import FAST_SOLVER_GAP, FEASIBILITY, STOCHASTIC_GAP
-from cvxrank.validate import RateSpec, validate_runs
 
 SEEDS = (0, 1, 2, 3, 4)
 C = 1.0

@@ -8,12 +8,12 @@ import pytest
 import scipy.sparse as sp
 from toolbox import rel
 
-from cvxrank.capabilities import CAPABILITIES, missing_capabilities
+from cvxrank.core.capabilities import CAPABILITIES, missing_capabilities
 from cvxrank.data import PairSet, RankingData, build_pairs, make_synthetic
 from cvxrank.formulations import IRSVM, RankSVM
 from cvxrank.formulations.base import DENSE_GRAM_MAX_FEATURES
 from cvxrank.methods import PAIR_LOSSES
-from cvxrank.sets import Box
+from cvxrank.numerics.sets import Box
 from cvxrank.tolerances import EXPRESSION_MATCH, FEASIBILITY, reference_agreement
 
 LOSSES = list(PAIR_LOSSES)
@@ -106,7 +106,7 @@ def test_cvxpy_objectives_match_numpy_evaluators(loss: str, sparse: bool, weight
 
 @pytest.mark.parametrize("loss", LOSSES)
 def test_dual_set_is_the_papers_box_and_follows_C(loss: str) -> None:
-    # the bounds written out here from the class docstring, independently of cvxrank.sets:
+    # the bounds written out here from the class docstring, independently of cvxrank.numerics.sets:
     # [0, C c] (hinge), [0, inf) (squared hinge), [0, 2 C c] (Huber)
     f = make(loss)
     rng = np.random.default_rng(2)

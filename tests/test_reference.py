@@ -14,16 +14,16 @@ from scipy.optimize import minimize
 from sklearn.svm import LinearSVC
 from toolbox import install_clock, rel, signed_rel
 
-import cvxrank.reference as reference
-from cvxrank.data import RankingData, build_pairs, make_synthetic, read_svmlight
-from cvxrank.errors import CacheWarning, SolverError
-from cvxrank.formulations import RankSVM
-from cvxrank.reference import (
+import cvxrank.certificates.reference as reference
+from cvxrank.certificates.reference import (
     CACHE_DIR_VARIABLE,
     clear_reference_cache,
     code_version,
     solve_reference,
 )
+from cvxrank.data import RankingData, build_pairs, make_synthetic, read_svmlight
+from cvxrank.errors import CacheWarning, SolverError
+from cvxrank.formulations import RankSVM
 from cvxrank.tolerances import (
     FAST_SOLVER_GAP,
     FEASIBILITY,
@@ -256,7 +256,7 @@ def test_cache_directory_from_the_environment_is_shared_by_processes(tmp_path,
     code = textwrap.dedent("""
         from cvxrank.data import make_synthetic
         from cvxrank.formulations import RankSVM
-        from cvxrank.reference import solve_reference
+        from cvxrank.certificates.reference import solve_reference
 
         data = make_synthetic(n_queries=3, docs_per_query=8, n_features=10, seed=0)
         ref = solve_reference(RankSVM(data, C=1.0, loss="hinge"))

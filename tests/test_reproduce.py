@@ -11,6 +11,7 @@ import pytest
 from toolbox import install_clock, rel
 
 import cvxrank.cli.main as cli_main
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import count_pairs, read_letor_fold
 from cvxrank.data.ranking_data import row_scores
 from cvxrank.experiments import timing
@@ -18,7 +19,6 @@ from cvxrank.experiments.chapelle import DEFAULT_C, fig3, reports, table3
 from cvxrank.experiments.chapelle.reports import plot_auc_scaling
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.metrics import evaluate
-from cvxrank.reference import solve_reference
 
 OHSUMED = Path("letor3_ohsumed") / "QueryLevelNorm"
 

@@ -10,7 +10,8 @@ import pytest
 from toolbox import rel
 
 import cvxrank.cli.main as cli_main
-from cvxrank import l1inf_kernels, tolerances
+from cvxrank import tolerances
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import make_synthetic, write_svmlight
 from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.experiments.agarwal_collins import LABELS, protocol, report
@@ -23,7 +24,7 @@ from cvxrank.experiments.agarwal_collins.zero_optimality import zero_optimality
 from cvxrank.experiments.backends import Execution
 from cvxrank.formulations.rankmm import RankMM
 from cvxrank.metrics import evaluate
-from cvxrank.reference import solve_reference
+from cvxrank.numerics import l1inf_kernels
 
 OHSUMED = Path("letor3_ohsumed") / "QueryLevelNorm"
 LOSSES = tuple(LABELS)
@@ -55,8 +56,8 @@ def letor_dir(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("loss", LOSSES)
 def test_snapshot_equals_a_separate_run_of_T_steps(loss, monkeypatch) -> None:
     # RankMM-3's l1,inf projection switches from numpy to the compiled kernel once the
-    # process has spent a time budget in numpy (cvxrank.l1inf_kernels), and the two agree to
-    # rounding, not bit for bit: the runs compared bit for bit here keep one of them
+    # process has spent a time budget in numpy (cvxrank.numerics.l1inf_kernels), and the two agree
+    # to rounding, not bit for bit: the runs compared bit for bit here keep one of them
     compiled = l1inf_kernels.use_compiled()
     monkeypatch.setattr(l1inf_kernels, "use_compiled", lambda: compiled)
     data = make_synthetic(n_queries=6, docs_per_query=(5, 9), n_features=4, seed=3)

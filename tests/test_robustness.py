@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from cvxrank.cli.main import main
+from cvxrank.core.trace import Status
 from cvxrank.data import RankingData, make_synthetic, read_svmlight, write_svmlight
 from cvxrank.errors import SolverError
 from cvxrank.fitting import fit_formulation
@@ -22,7 +23,6 @@ from cvxrank.solvers import cutting_plane
 from cvxrank.solvers.cutting_plane import WorkingSet, solve_master, within_budget
 from cvxrank.solvers.newton import hessian_diagonal
 from cvxrank.solvers.simplex_product_qp import _CycleGuard, simplex_qp
-from cvxrank.trace import Status
 
 # ------------------------------------------------------------------ the trial's files
 
@@ -323,7 +323,7 @@ def test_gzip_files_are_read_directly(tmp_path) -> None:
 def test_a_negative_certificate_is_broken_only_beyond_its_rounding_bound() -> None:
     """A gap below 0 within its rounding bound is rounding (the radius then comes from the
     bound); beyond it, the certificate is broken; the default bound grows with the data."""
-    from cvxrank.trace import _broken_certificate, certified_radius
+    from cvxrank.core.trace import _broken_certificate, certified_radius
 
     primal = 238.493532
     assert _broken_certificate(primal, primal + 1e-12, -1e-12, 2e-12) == ""
@@ -337,7 +337,7 @@ def test_a_negative_certificate_is_broken_only_beyond_its_rounding_bound() -> No
 
 
 def test_a_broken_certificate_is_said_in_words_without_nan_or_inf() -> None:
-    from cvxrank.trace import _broken_certificate
+    from cvxrank.core.trace import _broken_certificate
 
     for primal, dual in ((float("nan"), 1.0), (1.0, float("inf")), (float("inf"), float("nan"))):
         message = _broken_certificate(primal, dual, primal - dual, 0.0)

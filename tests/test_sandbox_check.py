@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 
 from cvxrank import registry
+from cvxrank.certificates.validate import RateSpec
+from cvxrank.core.trace import Status, TraceRecorder
 from cvxrank.data import make_synthetic
+from cvxrank.data.instances import QUICK
 from cvxrank.formulations.base import squared_operator_norm
-from cvxrank.instances import QUICK
 from cvxrank.registry.rates import NEWTON_RATE
 from cvxrank.sandbox import (
     PairwiseFormulation,
@@ -25,8 +27,6 @@ from cvxrank.sandbox import (
     registered,
 )
 from cvxrank.solvers import solve_prsvm
-from cvxrank.trace import Status, TraceRecorder
-from cvxrank.validate import RateSpec
 
 
 def formulation(C: float = 0.05) -> PairwiseFormulation:
@@ -109,7 +109,7 @@ def test_a_broken_solver_fails_with_its_reason(broken: str, reason: str) -> None
 
 
 def test_registered_solvers_run_in_verify_and_leave_with_the_block() -> None:
-    from cvxrank.verification import run_verification
+    from cvxrank.verification.sweep import run_verification
 
     def build(data, C):
         return PairwiseFormulation(data, logistic(), C=C)

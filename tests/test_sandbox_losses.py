@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.special import expit
 
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import make_synthetic
 from cvxrank.formulations import RankSVM
-from cvxrank.reference import solve_reference
 from cvxrank.registry.rates import NEWTON_RATE
 from cvxrank.sandbox import (
     ConstraintSet,

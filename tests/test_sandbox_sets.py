@@ -10,8 +10,9 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import make_synthetic
-from cvxrank.reference import solve_reference
+from cvxrank.numerics.sets import L2Ball, Simplex
 from cvxrank.registry.rates import apg_linear_rate, pg_linear_rate
 from cvxrank.sandbox import (
     ConstraintSet,
@@ -23,7 +24,6 @@ from cvxrank.sandbox import (
     solvers_for,
     squared_hinge,
 )
-from cvxrank.sets import L2Ball, Simplex
 
 
 def nonnegative() -> ConstraintSet:

@@ -1,4 +1,4 @@
-"""The contract of cvxrank.sets: every set's projection against CVXPY, and its violation.
+"""The contract of cvxrank.numerics.sets: every set's projection against CVXPY, and its violation.
 
 **The comparison.** For a set S and a point v, with ``p = S.project(v)`` and
 
@@ -54,9 +54,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from cvxrank.certificates.reference import SOLVER_OPTIONS
 from cvxrank.formulations.base import HyperParameter
-from cvxrank.reference import SOLVER_OPTIONS
-from cvxrank.sets import (
+from cvxrank.numerics.sets import (
     Box,
     BoxEqualSums,
     CappedSimplex,

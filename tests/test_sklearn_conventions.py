@@ -123,7 +123,7 @@ def _messages(error: BaseException | None) -> str:
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("case", list(CASES))
 def test_check_estimator(case: str) -> None:
-    from cvxrank.threads import blas_threads
+    from cvxrank.utils.threads import blas_threads
 
     expected = EXPECTED_FAILURES.get(case, {})
     with blas_threads(1) if case in ONE_BLAS_THREAD else nullcontext():

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from cvxrank import fitting
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.cli.fit import certificate_text, uncertified_text, usable_solvers
 from cvxrank.cli.main import main as cli_main
 from cvxrank.data.svmlight import read_svmlight, write_svmlight
@@ -31,7 +32,6 @@ from cvxrank.data.synthetic import make_synthetic
 from cvxrank.formulations.conerank import ConeRank
 from cvxrank.formulations.rankmm import RankMM
 from cvxrank.methods import METHODS
-from cvxrank.reference import solve_reference
 from cvxrank.sandbox import PairLoss
 from cvxrank.solvers import solvers_for
 from cvxrank.solvers.conerank import block_certificates

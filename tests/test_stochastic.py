@@ -14,16 +14,16 @@ import pytest
 import scipy.sparse as sp
 from toolbox import certified, primal_gap, rel, signed_rel
 
+from cvxrank.certificates.reference import solve_reference
+from cvxrank.certificates.validate import RateSpec, validate_runs
 from cvxrank.data import RankingData, build_pairs, make_synthetic
+from cvxrank.data.instances import QUICK
 from cvxrank.errors import CapabilityError
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.instances import QUICK
-from cvxrank.reference import solve_reference
 from cvxrank.registry import entries
 from cvxrank.solvers.stochastic import solve_sgd_pairs, solve_sgd_queries
 from cvxrank.tolerances import STOCHASTIC_GAP
-from cvxrank.validate import RateSpec, validate_runs
-from cvxrank.verification import run_pair
+from cvxrank.verification.sweep import run_pair
 
 SEEDS = (0, 1, 2)
 #: Steps per run: 8 pairs per step, or one query per step (Alg. 3).

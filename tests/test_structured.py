@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+from cvxrank.certificates.reference import solve_reference
 from cvxrank.cli import main as cli_main
 from cvxrank.data import RankingData, make_synthetic
 from cvxrank.fitting import default_solver, fit_formulation
@@ -18,7 +19,6 @@ from cvxrank.formulations.svmmap import SVMMAP
 from cvxrank.methods import DORM_LOSSES
 from cvxrank.oracles.dorm import feature_map, measure_loss
 from cvxrank.oracles.svmmap import ap_loss, joint_feature_map
-from cvxrank.reference import solve_reference
 from cvxrank.solvers.cutting_plane import solve_cutting_plane
 
 

@@ -17,7 +17,7 @@ from toolbox import (
 )
 
 from cvxrank import tolerances
-from cvxrank import trace as trace_module
+from cvxrank.core import trace as trace_module
 from cvxrank.data import make_synthetic
 from cvxrank.formulations.ranksvm import RankSVM
 

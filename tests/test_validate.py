@@ -11,12 +11,12 @@ import pytest
 from toolbox import certified, primal_gap
 
 from cvxrank import tolerances
+from cvxrank.certificates.validate import RateSpec, fit_rate, validate, validate_runs
+from cvxrank.core.trace import Run, Status, Trace
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.jsonable import to_jsonable
 from cvxrank.solvers import solve_accelerated_gradient, solve_projected_gradient
-from cvxrank.trace import Run, Status, Trace
-from cvxrank.validate import RateSpec, fit_rate, validate, validate_runs
+from cvxrank.utils.jsonable import to_jsonable
 
 P_STAR = 10.0
 

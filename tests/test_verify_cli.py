@@ -12,15 +12,15 @@ import pytest
 from toolbox import install_clock
 
 from cvxrank import registry
-from cvxrank import trace as trace_module
-from cvxrank.capabilities import SOLVERS, solver
+from cvxrank.certificates.validate import RateSpec
 from cvxrank.cli import main as cli_main
-from cvxrank.instances import QUICK
-from cvxrank.output_files import MANIFEST
+from cvxrank.core import trace as trace_module
+from cvxrank.core.capabilities import SOLVERS, solver
+from cvxrank.data.instances import QUICK
 from cvxrank.registry import Entry
 from cvxrank.solvers import solve_projected_gradient
-from cvxrank.validate import RateSpec
-from cvxrank.verification import TRACE_COLUMNS, run_verification
+from cvxrank.utils.output_files import MANIFEST
+from cvxrank.verification.sweep import TRACE_COLUMNS, run_verification
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""The exact-zero certificate (cvxrank.zero_certificate): proven only where w = 0 is the
-optimum (independent minimum-norm subgradient, CVXPY optima at several C, directional
+"""The exact-zero certificate (cvxrank.certificates.zero_certificate): proven only where w = 0 is
+the optimum (independent minimum-norm subgradient, CVXPY optima at several C, directional
 derivatives by brute force), refuted where it is not, silent on the boundary; and a fit
 that returns a proven w = 0 reports radius 0 and certified measures."""
 
@@ -8,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cvxrank.certify import EvaluationTarget
+from cvxrank.certificates.certify import EvaluationTarget
+from cvxrank.certificates.reference import solve_reference
+from cvxrank.certificates.zero_certificate import certify_zero, varying_columns
 from cvxrank.data import RankingData, make_synthetic
 from cvxrank.data.letor import read_letor_fold
 from cvxrank.experiments.agarwal_collins.zero_optimality import zero_optimality
@@ -16,8 +18,6 @@ from cvxrank.fitting import fit_formulation
 from cvxrank.formulations.dorm import DORM
 from cvxrank.formulations.rankmm import RankMM
 from cvxrank.formulations.svmmap import SVMMAP
-from cvxrank.reference import solve_reference
-from cvxrank.zero_certificate import certify_zero, varying_columns
 
 
 def noise_data(seed: int, *, n_features: int = 3, docs: int = 30) -> RankingData:

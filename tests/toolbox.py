@@ -20,8 +20,8 @@ Gaps
 Certified references
     * :func:`certified` -- ``(f, solve_reference(f, solver))``, by default with the solver the
       formulation names (:attr:`~cvxrank.formulations.base.Formulation.reference_solver`);
-      :func:`cvxrank.reference.solve_reference` caches by the formulation's content, so asking
-      again costs a hash, not a solve;
+      :func:`cvxrank.certificates.reference.solve_reference` caches by the formulation's content, so
+      asking again costs a hash, not a solve;
     * :func:`certified_problem` -- a decorator for a test file's builder of formulations: the
       decorated builder returns the ``(formulation, reference)`` pair, built and certified
       once per distinct arguments in a session.
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank.reference import Reference, solve_reference
+from cvxrank.certificates.reference import Reference, solve_reference
 from cvxrank.tolerances import relative_gap
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from cvxrank.errors import CvxrankError, DataFormatError, UsageError
-from cvxrank.jsonable import to_jsonable
+from cvxrank.utils.jsonable import to_jsonable
 
 if TYPE_CHECKING:  # the heavy modules are imported where they are used (fast --help)
     import numpy as np
@@ -201,7 +201,7 @@ def progress_lines(args: argparse.Namespace) -> Callable[[str], None] | None:
 
 def add_force_flag(parser: argparse.ArgumentParser) -> None:
     """``--force``: the output folder may replace files that cvxrank did not write
-    (:class:`cvxrank.output_files.OutputDir`)."""
+    (:class:`cvxrank.utils.output_files.OutputDir`)."""
     parser.add_argument("--force", action="store_true",
                         help="replace existing files in the output folder that cvxrank did "
                         "not write (never an input file)")

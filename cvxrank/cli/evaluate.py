@@ -6,13 +6,13 @@ Usage::
                      [--preset letor3|letor4|trec|sklearn|lightgbm] [--k 10] [--per-query]
                      [--format svmlight|lightgbm] [--query QUERY_FILE] [--json]
 
-With ``--model`` (a file of ``cvxrank fit --save-model``, :mod:`cvxrank.model_file`) the
+With ``--model`` (a file of ``cvxrank fit --save-model``, :mod:`cvxrank.data.model_file`) the
 model scores the data, mapped first by the model's normalization as its training data was
 (a data file with another number of features than the model is refused), and the report
 adds ``certified``: per measure, whether its value is the exact optimum's (every w' within
 the model's certified radius ``w_radius`` of its w ranks every query alike,
-:mod:`cvxrank.measure_certificate`) and how many queries are not (null counts: the model
-has no certificate, e.g. ConeRank's).
+:mod:`cvxrank.certificates.measure_certificate`) and how many queries are not (null counts: the
+model has no certificate, e.g. ConeRank's).
 
 JSON keys (``--json``): those of :func:`cvxrank.metrics.evaluate` (``ndcg@1``..``ndcg@k``,
 ``p@1``..``p@k``, ``map``, ``mrr``, and ``mean_ndcg`` for letor4; NaN is written as null);
@@ -53,9 +53,9 @@ from cvxrank.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from cvxrank.data.model_file import SavedModel
     from cvxrank.data.ranking_data import RankingData
     from cvxrank.metrics import Convention
-    from cvxrank.model_file import SavedModel
 
 #: Presets listed in ``--help`` when :mod:`cvxrank.metrics` cannot be imported (that module's
 #: ``PRESETS`` is the authority; ``get_preset`` rejects unknown names).
@@ -113,8 +113,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     """The ``evaluate`` subcommand."""
+    from cvxrank.data.model_file import read_model
     from cvxrank.metrics import get_preset
-    from cvxrank.model_file import read_model
 
     convention = get_preset(args.preset)  # an unknown preset fails before any file is read
     model = read_model(args.model) if args.model else None
@@ -146,11 +146,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 def model_scores(model: SavedModel, data: RankingData) -> np.ndarray:
     """The scores a saved model gives the documents of ``data`` (already mapped by
-    :meth:`~cvxrank.model_file.SavedModel.features`), with the arithmetic of the fit's
+    :meth:`~cvxrank.data.model_file.SavedModel.features`), with the arithmetic of the fit's
     formulation (``scores``): ``X @ w`` row by row
-    (:func:`~cvxrank.model_file.linear_scores`, ConeRank's ``X @ v`` too), or ConeRank
+    (:func:`~cvxrank.data.model_file.linear_scores`, ConeRank's ``X @ v`` too), or ConeRank
     Alg. 2's votes (``scoring: vote``)."""
-    from cvxrank.model_file import linear_scores
+    from cvxrank.data.model_file import linear_scores
 
     if model.scoring == "vote":
         from cvxrank.formulations.conerank import vote_scores
@@ -162,10 +162,10 @@ def model_scores(model: SavedModel, data: RankingData) -> np.ndarray:
 def model_certificate(model: SavedModel, data: RankingData, result: dict[str, Any],
                       preset: str) -> dict[str, Any]:
     """Per measure of ``result``, whether the saved model certifies it on ``data`` (mapped
-    as the model scores it; :func:`cvxrank.certify.measure_report`; nothing without a
+    as the model scores it; :func:`cvxrank.certificates.certify.measure_report`; nothing without a
     finite radius, e.g. ConeRank's)."""
-    from cvxrank.certify import measure_report
-    from cvxrank.measure_certificate import certify_measures
+    from cvxrank.certificates.certify import measure_report
+    from cvxrank.certificates.measure_certificate import certify_measures
 
     measures = [m for m in result if m not in ("k", "k_requested", "ties", "per_query")]
     if "w" not in model.arrays or not np.isfinite(model.w_radius):

@@ -14,7 +14,7 @@ verify instances instead (``--quick``, which implies ``--all``: the quick instan
 PATTERN`` keeps the pairs whose ``<formulation>/<solver>`` matches, in either selection.
 
 It runs the same verification as ``cvxrank verify``
-(:func:`cvxrank.verification.run_verification`) on the selected pairs, without printing its
+(:func:`cvxrank.verification.sweep.run_verification`) on the selected pairs, without printing its
 table, and writes one PNG per (formulation, instance)
 (:func:`cvxrank.plots.figure_for_formulation`: suboptimality against the certified optimum
 vs iteration and vs solver time after set-up, deterministic and stochastic solvers in
@@ -26,7 +26,7 @@ that it cannot go stale: :func:`expected_files` gives the same names without run
 anything). Prints the written paths (``--json``: ``{"figures": [...], "index": path,
 "passed": bool, "failed": [names]}``).
 
-The files are written as ``verify --figures`` writes them (:mod:`cvxrank.output_files`):
+The files are written as ``verify --figures`` writes them (:mod:`cvxrank.utils.output_files`):
 renamed into place once all are written, and an existing file of a name it writes that
 cvxrank did not write is refused before the run (``--force`` replaces it):
 ``cvxrank figures --out .`` in a project's root leaves its ``README.md`` alone. A rerun
@@ -133,7 +133,7 @@ def curated_selection(only: str | None = None) -> tuple[list[Any], list[Any]]:
     :data:`CURATED` formulations checked against a reference (matching ``only``, a
     ``--only`` pattern), and :data:`CURATED_INSTANCE`. ValueError when ``only`` matches none
     of them."""
-    from cvxrank.instances import get_instance
+    from cvxrank.data.instances import get_instance
     from cvxrank.registry import entries
 
     formulations = {name for _, name, _ in CURATED}
@@ -169,7 +169,7 @@ def expected_files(chosen: Sequence[Any] | None = None,
 def run_figures(args: argparse.Namespace) -> int:
     """The ``figures`` subcommand."""
     from cvxrank.plots import write_figures
-    from cvxrank.verification import run_verification
+    from cvxrank.verification.sweep import run_verification
 
     chosen, instances, ref_solver = select_figures(args)
     curated = not (args.all or args.quick)
@@ -214,7 +214,7 @@ DIR` elsewhere, `--no-figures` none), and `cvxrank figures --all --out DIR` writ
 with their index.
 
 `.cvxrank-files.json`, the manifest of the files cvxrank wrote in this folder (so that a
-rerun replaces them and nothing else, `cvxrank/output_files.py`), is local state and
+rerun replaces them and nothing else, `cvxrank/utils/output_files.py`), is local state and
 git-ignored: in a fresh clone, this README's first lines mark the folder's figures and CSVs
 as cvxrank's, and the first `make figures` writes the manifest.
 """
@@ -234,6 +234,7 @@ _ALL_WHAT = ("the convergence figures of the (formulation, instance) pairs it wa
 
 def _reading_guide() -> str:
     """The "Reading a figure" section, with the numbers taken from the code that draws."""
+    from cvxrank.certificates.validate import SUBLINEAR_TAIL
     from cvxrank.plots import (
         GUIDE_OFFSET,
         LOG_AXIS_RATIO,
@@ -241,7 +242,6 @@ def _reading_guide() -> str:
         RELATIVE_GAP_DEFINITION,
         SETUP_NOTE_FRACTION,
     )
-    from cvxrank.validate import SUBLINEAR_TAIL
 
     return f"""\
 ## Reading a figure
@@ -304,8 +304,8 @@ def _cell(text: str) -> str:
 
 def _rate_text(entry: Any) -> str:
     """The proven rate of a registry entry as the index prints it."""
+    from cvxrank.certificates.validate import RateSpec
     from cvxrank.plots import rate_guide_text
-    from cvxrank.validate import RateSpec
 
     if isinstance(entry.rate, RateSpec):
         return rate_guide_text(entry.rate)
@@ -334,7 +334,7 @@ def figures_readme(chosen: Sequence[Any] | None = None, instances: Sequence[Any]
         Markdown. It depends only on the selection, the registry, the instances and the
         plotting constants, never on a run, so every run writes the same text.
     """
-    from cvxrank.instances import DEFAULT, QUICK
+    from cvxrank.data.instances import DEFAULT, QUICK
     from cvxrank.plots import DPI, SMALL_DPI, figure_stem
     from cvxrank.registry import entries as registered
 
@@ -401,10 +401,10 @@ def figures_readme(chosen: Sequence[Any] | None = None, instances: Sequence[Any]
                      f"{_cell(_rate_text(e))} | {_cell(e.description)} |")
     shown = {inst.name for inst in instances}
     lines += ["", "## Instances", "",
-              "Seeded synthetic data (`cvxrank/instances.py`), named "
+              "Seeded synthetic data (`cvxrank/data/instances.py`), named "
               "`<set or what is special>-<queries>q-<features>f`;",
               "C is RankSVM's, rescaled where a method's loss sums over other things than "
-              "pairs", "(`cvxrank/instances.py` says how). The figures of this folder are "
+              "pairs", "(`cvxrank/data/instances.py` says how). The figures of this folder are "
               "on the instances in bold.", "",
               "| instance | run by | queries | documents per query | features | grades "
               "| noise | seed | parameters |", "|---|---|---|---|---|---|---|---|---|"]

@@ -23,7 +23,7 @@ and ConeRank's ``stochastic-sg``, ``stochastic-eg``, ``alternation-sg``,
 **Certified numbers.** With ``--test``, the solver goes on past its tolerance until every
 reported measure of the test file is certified, i.e. is the exact optimum's (every w' in the
 ball of the run's certified radius ranks every query with the same measure value,
-:mod:`cvxrank.certify`); without ``--test``, until the model radius is at most
+:mod:`cvxrank.certificates.certify`); without ``--test``, until the model radius is at most
 :data:`cvxrank.tolerances.MODEL_RADIUS` of ``||w||`` (``--model-radius``; 0 stops at the
 tolerance, as svm_rank and LIBLINEAR do). The report says per measure whether it is
 certified and how many queries are not (the text: how many measures are not, naming the
@@ -70,7 +70,7 @@ the solver clock, ``shard_calls``, ``payload_bytes``) added; ``read_time`` is th
 wall time of reading the shards on the workers. ``--normalize`` other than none and
 ``--query`` are refused with it.
 
-``--save-model`` writes the model file of :mod:`cvxrank.model_file` (JSON: the method, its
+``--save-model`` writes the model file of :mod:`cvxrank.data.model_file` (JSON: the method, its
 loss and parameters, the feature count, the normalization and its statistics, a fingerprint
 of the training data, the status and certificate, the model's arrays: the weights ``w``; OC
 SVM adds its thresholds and grades, ConeRank writes its basis ``U`` and linear scorer
@@ -78,7 +78,7 @@ SVM adds its thresholds and grades, ConeRank writes its basis ``U`` and linear s
 ``cvxrank predict`` scores data with it, ``cvxrank evaluate --model`` measures it and says
 which measures are certified, :func:`cvxrank.load_model` gives its estimator. It refuses to
 write over the training, test or ``--query`` file, and writes through a temporary file
-renamed into place (:mod:`cvxrank.output_files`).
+renamed into place (:mod:`cvxrank.utils.output_files`).
 
 Exit codes: 0 when the run converged (status ``converged``); **3** when it returned its
 model with any other status (the report and model are still written), a solver without a
@@ -113,14 +113,14 @@ from cvxrank.cli.common import (
     progress_wanted,
 )
 from cvxrank.errors import CvxrankError, UsageError
-from cvxrank.output_files import refuse_input
 from cvxrank.tolerances import MODEL_RADIUS
+from cvxrank.utils.output_files import refuse_input
 
 if TYPE_CHECKING:
+    from cvxrank.data.model_file import SavedModel
     from cvxrank.data.normalize import Normalization
     from cvxrank.data.ranking_data import RankingData
     from cvxrank.methods import Method
-    from cvxrank.model_file import SavedModel
 
 #: What the reported ``time`` measures (the JSON key ``clock``).
 CLOCK = ("solver: set-up (pairs, sorted blocks, Lipschitz constant, CVXPY compilation) and "
@@ -276,7 +276,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_fit(args: argparse.Namespace) -> int:
     """The ``fit`` subcommand."""
-    from cvxrank.certify import EvaluationTarget
+    from cvxrank.certificates.certify import EvaluationTarget
     from cvxrank.fitting import fit_formulation
     from cvxrank.methods import get
     from cvxrank.metrics import get_preset
@@ -350,7 +350,7 @@ def solver_refusal(formulation: Any, name: str) -> str:
     """Why the solver ``name``, not one of :func:`usable_solvers`, cannot run on
     ``formulation``."""
     from cvxrank import fitting
-    from cvxrank.capabilities import refusal
+    from cvxrank.core.capabilities import refusal
     from cvxrank.formulations.base import Formulation
     from cvxrank.solvers import get_solver, solver_names
 
@@ -393,7 +393,7 @@ def fit_on_shards(args: argparse.Namespace, loss: str, params: dict[str, Any],
     """
     import functools
 
-    from cvxrank.certify import EvaluationTarget
+    from cvxrank.certificates.certify import EvaluationTarget
     from cvxrank.data.normalize import Normalization
     from cvxrank.distributed import ShardedRankingData, ShardedRankSVM, connect, fit_sharded
     from cvxrank.distributed.shards import shard_paths
@@ -437,8 +437,8 @@ def fit_with_progress(args: argparse.Namespace, loss: str, formulation: Any,
                       fit: Callable[..., Any]) -> Any:
     """``fit(options)`` with the options of ``args`` (solver, tolerance, limits, model
     radius) and, with ``--progress``, a progress line on stderr."""
+    from cvxrank.core.trace import progress_printer
     from cvxrank.fitting import default_solver
-    from cvxrank.trace import progress_printer
 
     progress = progress_wanted(args)
     # resolved once, here: the progress line's unit and the fit both need it
@@ -485,7 +485,7 @@ def report_fit(args: argparse.Namespace, formulation: Any, run: Any, *, loss: st
     # leaves no model behind
     text = json_text(report) if args.json else format_report(report)
     if args.save_model:
-        from cvxrank.model_file import write_model
+        from cvxrank.data.model_file import write_model
 
         write_model(args.save_model, saved_model(
             formulation, run, method=args.method, loss=loss,
@@ -576,12 +576,12 @@ def training_record(path: str, train: RankingData) -> dict[str, Any]:
 
 def saved_model(formulation: Any, run: Any, *, method: str, loss: str, params: dict[str, Any],
                 training: dict[str, Any], normalization: Normalization) -> SavedModel:
-    """The model file's content (:class:`cvxrank.model_file.SavedModel`) of the ``run`` of
+    """The model file's content (:class:`cvxrank.data.model_file.SavedModel`) of the ``run`` of
     a fit of ``formulation``: method ``method`` with ``loss`` and parameters ``params``, on
     training data recorded by :func:`training_record`, mapped by ``normalization``."""
     import numpy as np
 
-    from cvxrank.model_file import SavedModel
+    from cvxrank.data.model_file import SavedModel
 
     arrays = {name: np.asarray(value, dtype=np.float64)
               for name, value in formulation.model_arrays(run.w).items()}

@@ -26,7 +26,7 @@ and measures. A progress bar goes to stderr when it is a terminal (``--progress`
 Prints the per-fold table, the mean and the validation measure at every grid point; with
 ``--out DIR`` writes ``grid.md``, ``grid.csv`` (per fold and mean), ``grid-points.csv``
 (every fold and grid point), ``grid.json`` and, for one axis, ``grid-validation.png``,
-renamed into place once all are written (:class:`cvxrank.output_files.OutputDir`); one of
+renamed into place once all are written (:class:`cvxrank.utils.output_files.OutputDir`); one of
 them that exists in DIR and was not written by cvxrank is refused before the run
 (``--force`` replaces it; a file of the data folder never).
 ``--json`` prints one JSON object: the selected values (``selected``), the validation and
@@ -54,7 +54,7 @@ from cvxrank.cli.common import (
     positive_int,
     progress_wanted,
 )
-from cvxrank.output_files import OutputDir
+from cvxrank.utils.output_files import OutputDir
 
 #: The ``--help`` summary (equal to the entry of :data:`cvxrank.cli.main.COMMANDS`).
 SUMMARY = "the LETOR protocol: grid per fold, select on vali, report test"

@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 #: The commands of many fits: the first Ctrl-C stops the whole command (exit 130, nothing
-#: written), where a lone ``fit`` returns its interrupted run (:func:`cvxrank.trace.
+#: written), where a lone ``fit`` returns its interrupted run (:func:`cvxrank.core.trace.
 #: interruptible`).
 MANY_FITS = frozenset({"grid", "reproduce", "verify", "figures"})
 
@@ -112,7 +112,7 @@ def _main(args_list: list[str]) -> int:
                 f"{prefix}unrecognized arguments: {' '.join(extras)} (see '{prog} --help')"
             )
         if command in MANY_FITS:
-            from cvxrank.trace import interruptible
+            from cvxrank.core.trace import interruptible
 
             with interruptible(command=True):
                 return int(args.func(args) or 0)

@@ -6,7 +6,7 @@ Usage::
                     [--out SCORES | --trec-run RUN [--run-name NAME]]
                     [--format svmlight|lightgbm] [--query QUERY_FILE] [--json]
 
-The model (a file of ``cvxrank fit --save-model``, :mod:`cvxrank.model_file`) scores the
+The model (a file of ``cvxrank fit --save-model``, :mod:`cvxrank.data.model_file`) scores the
 documents of ``FILE`` after mapping their features by its normalization, as its training
 data was; a data file with another number of features than the model is refused. The scores
 are those of the fit's formulation (``cvxrank fit --test`` reports the measures of the same
@@ -26,7 +26,7 @@ Output:
 
 Scores are written in Python's shortest round-trip notation (``repr``): read back, they are
 the same numbers. A file is written through a temporary file renamed into place, never over
-the model or a data file (:mod:`cvxrank.output_files`).
+the model or a data file (:mod:`cvxrank.utils.output_files`).
 
 JSON (``--json``): ``model``, ``data``, ``n_documents``, ``n_queries``, ``normalization``
 (the kind), ``scoring`` (``linear`` or ``vote``), and ``out`` or ``trec_run`` (the file
@@ -46,13 +46,13 @@ from typing import TYPE_CHECKING, Any
 
 from cvxrank.cli.common import add_data_format_options, add_json_flag, emit_json, load_data
 from cvxrank.errors import UsageError
-from cvxrank.output_files import refuse_input, write_text_atomically
+from cvxrank.utils.output_files import refuse_input, write_text_atomically
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from cvxrank.data.model_file import SavedModel
     from cvxrank.data.ranking_data import RankingData
-    from cvxrank.model_file import SavedModel
 
 #: The run name of ``--trec-run`` by default.
 DEFAULT_RUN_NAME = "cvxrank"
@@ -86,7 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_predict(args: argparse.Namespace) -> int:
     """The ``predict`` subcommand."""
     from cvxrank.cli.evaluate import model_scores
-    from cvxrank.model_file import read_model
+    from cvxrank.data.model_file import read_model
 
     run_name = check_run_name(args)
     target = args.out or args.trec_run

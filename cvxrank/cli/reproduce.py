@@ -71,7 +71,7 @@ result and the files written). ``--progress`` reports progress on stderr (a bar 
 terminal, a line per task otherwise; the default on a terminal without ``--json``). Timings
 run with one BLAS thread by default (``--blas-threads 0`` keeps the library's default).
 
-The files go through :class:`cvxrank.output_files.OutputDir`: before the run, an
+The files go through :class:`cvxrank.utils.output_files.OutputDir`: before the run, an
 experiment refuses an ``--out`` folder holding a file of a name it writes that cvxrank did
 not write there (``--force``, which every experiment takes, replaces it; a file of the
 ``--data`` folder or file never), and its files are renamed into place only once all are
@@ -105,7 +105,7 @@ from cvxrank.cli.common import (
     progress_lines,
     progress_wanted,
 )
-from cvxrank.output_files import OutputDir
+from cvxrank.utils.output_files import OutputDir
 
 if TYPE_CHECKING:
     from cvxrank.experiments.backends import Execution
@@ -447,7 +447,7 @@ def run_rankmm_convergence(args: argparse.Namespace) -> int:
         summary_markdown,
         write_convergence,
     )
-    from cvxrank.threads import blas_threads
+    from cvxrank.utils.threads import blas_threads
 
     if args.data is None:
         data, source = synthetic_instance(), "synthetic (seed 0)"

@@ -6,9 +6,9 @@ Usage::
                    [--only PATTERN] [--reference-solver CLARABEL]
 
 For each (formulation, solver) pair of :mod:`cvxrank.registry` and each embedded instance of
-:mod:`cvxrank.instances` (``--quick``: the small set), it solves the formulation's primal and
+:mod:`cvxrank.data.instances` (``--quick``: the small set), it solves the formulation's primal and
 dual with CVXPY to a certified optimum, runs the solver, and validates the run
-(:func:`cvxrank.validate.validate`): relative objective gap ``(P(w) - p*) / |p*|``
+(:func:`cvxrank.certificates.validate.validate`): relative objective gap ``(P(w) - p*) / |p*|``
 within the entry's tolerance and a fitted convergence rate at least as fast as the proven one.
 
 The table has one row per pair: relative objective gap ``rel.gap``, relative duality gap
@@ -19,7 +19,7 @@ and the CSV of the traces behind them, one pair of files per (formulation, insta
 ``--figures`` (default :data:`DEFAULT_FIGURES`, ``results/verify-figures``: a git-ignored
 folder, so that ``make verify`` leaves ``git status`` clean; the figures kept in git,
 ``figures/``, are a curated few that ``cvxrank figures`` writes). ``--no-figures`` writes
-none. They are written through :class:`cvxrank.output_files.OutputDir`: renamed into place
+none. They are written through :class:`cvxrank.utils.output_files.OutputDir`: renamed into place
 once all are written, and an existing file that cvxrank did not write is refused before the
 run (``--force`` replaces it). The PNG and CSV files of a folder whose ``README.md`` is the
 one ``cvxrank figures`` writes count as cvxrank's (:func:`written_before_manifests`), so that
@@ -52,7 +52,7 @@ from cvxrank.cli.common import (
     emit_json,
     progress_lines,
 )
-from cvxrank.output_files import OutputDir
+from cvxrank.utils.output_files import OutputDir
 
 #: Where ``verify`` writes its figures by default: inside ``results/``, which ``.gitignore``
 #: lists (every pair's figure and traces, about 28 MB: not for git).
@@ -103,8 +103,8 @@ def add_verification_options(parser: argparse.ArgumentParser) -> None:
 
 def select(args: argparse.Namespace) -> tuple[list[Any], list[Any], str]:
     """(entries, instances, reference solver) from the options; ValueError on bad input."""
-    from cvxrank.instances import instance_set
-    from cvxrank.reference import check_solver
+    from cvxrank.certificates.reference import check_solver
+    from cvxrank.data.instances import instance_set
     from cvxrank.registry import REGISTRY, entries
 
     chosen = entries(args.only)
@@ -125,7 +125,7 @@ def written_before_manifests(path: Path) -> bool:
     not list, is one that ``cvxrank figures`` or ``verify`` wrote before they kept manifests.
 
     ``path`` is named like a file the command writes (:meth:`OutputDir.check
-    <cvxrank.output_files.OutputDir.check>` asks only about those); it is cvxrank's when it
+    <cvxrank.utils.output_files.OutputDir.check>` asks only about those); it is cvxrank's when it
     is a ``README.md`` that begins with :data:`README_SIGNATURE`, or a figure or trace CSV
     beside such a ``README.md`` (a folder whose README says cvxrank writes it, never by hand).
     """
@@ -172,7 +172,7 @@ def format_header() -> str:
 
 
 def format_row(outcome: Any) -> str:
-    """One table row for a :class:`~cvxrank.verification.PairOutcome`."""
+    """One table row for a :class:`~cvxrank.verification.sweep.PairOutcome`."""
     v = outcome.validation
     speed = outcome.speedup
     cells = [
@@ -192,7 +192,7 @@ def format_row(outcome: Any) -> str:
 
 def report_failures(outcomes: list[Any], stream: TextIO | None = None) -> int:
     """Write ``verify failed: ...`` lines to stderr; return 1 if any pair failed, else 0."""
-    from cvxrank.verification import failure_messages
+    from cvxrank.verification.sweep import failure_messages
 
     lines = failure_messages(outcomes)
     out = sys.stderr if stream is None else stream
@@ -204,7 +204,7 @@ def report_failures(outcomes: list[Any], stream: TextIO | None = None) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     """The ``verify`` subcommand."""
     from cvxrank.plots import write_figures
-    from cvxrank.verification import run_verification
+    from cvxrank.verification.sweep import run_verification
 
     chosen, instances, ref_solver = select(args)
     out = None

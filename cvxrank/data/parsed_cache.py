@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from cvxrank.errors import CacheWarning
-from cvxrank.output_files import usable_cache_dir
+from cvxrank.utils.output_files import usable_cache_dir
 
 #: Version of the parsed layout and of the parser's results; part of every key.
 FORMAT_VERSION = 2
@@ -47,8 +47,8 @@ FORMAT_VERSION = 2
 #: cache's own work (hashing the sample, writing the entry) is worth.
 CACHE_MIN_BYTES = 16 * 2**20
 
-#: The cache directory of cvxrank (:data:`cvxrank.reference.CACHE_DIR_VARIABLE`, named again
-#: here so that reading a file does not import cvxpy with that module).
+#: The cache directory of cvxrank (:data:`cvxrank.certificates.reference.CACHE_DIR_VARIABLE`, named
+#: again here so that reading a file does not import cvxpy with that module).
 CACHE_DIR_VARIABLE = "CVXRANK_CACHE_DIR"
 
 #: Set to ``0`` to turn the cache off.

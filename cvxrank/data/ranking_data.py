@@ -79,8 +79,8 @@ def row_scores(X: Matrix, w: np.ndarray) -> np.ndarray:
     A BLAS matrix-vector product may split rows into blocks whose rounding differs with
     the row's position (OpenBLAS gave identical documents scores one unit in the last place
     apart), which would make a tie between identical documents depend on rounding; the
-    measure certificates (:mod:`cvxrank.measure_certificate`) and every reported score use
-    this one arithmetic. A CSR product is row by row already.
+    measure certificates (:mod:`cvxrank.certificates.measure_certificate`) and every reported score
+    use this one arithmetic. A CSR product is row by row already.
     """
     if sp.issparse(X):
         return np.asarray(X @ w, dtype=np.float64).ravel()
@@ -318,7 +318,8 @@ class RankingData:
     @functools.cached_property
     def column_norms(self) -> np.ndarray:
         """The 2-norm of each feature column (:func:`cvxrank.data.scales.column_norms`),
-        computed once: the certificates' rounding bounds read it (:mod:`cvxrank.rounding`)."""
+        computed once: the certificates' rounding bounds read it
+        (:mod:`cvxrank.numerics.rounding`)."""
         return column_norms(self.X)
 
     def as_float64(self) -> RankingData:

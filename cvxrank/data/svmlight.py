@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.lib.stride_tricks import sliding_window_view
 
-from cvxrank import aot
+from cvxrank.compiled import aot
 from cvxrank.data.ranking_data import MAX_GRADE, RankingData
 from cvxrank.errors import DataFormatError
 
@@ -62,7 +62,7 @@ _QID = re.compile(r"[+-]?[0-9]+")
 GZIP_MAGIC = b"\x1f\x8b"
 
 #: Smallest file (bytes on disk) read by the compiled parser when it is compiled just in time
-#: (no ahead-of-time module, :mod:`cvxrank.aot`): it then pays a fixed 0.4 s in a
+#: (no ahead-of-time module, :mod:`cvxrank.compiled.aot`): it then pays a fixed 0.4 s in a
 #: fresh process (importing numba and loading its kernel from numba's cache) but then reads
 #: about 200 MB/s where the numpy path reads 40-50 MB/s, in a fraction of the memory.
 #: ``benchmarks/bench_reader.py --crossover`` (prefixes of a dense 46-feature file, fresh
@@ -458,7 +458,7 @@ def _read_text(
 
 def compiled_min_bytes() -> int:
     """Smallest file read by the compiled parser: :data:`AHEAD_OF_TIME_MIN_BYTES` when its
-    ahead-of-time module is built for this version of the kernel (:mod:`cvxrank.aot`), else
+    ahead-of-time module is built for this version of the kernel (:mod:`cvxrank.compiled.aot`), else
     :data:`COMPILED_MIN_BYTES` (the file must pay for loading numba)."""
     from cvxrank.data import svmlight_compiled
 

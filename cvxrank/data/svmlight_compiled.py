@@ -21,8 +21,8 @@ numpy's string-to-float cast (correctly rounded, as ``float``), in batches of
 :data:`SLOW_BATCH`. Whether such a value is finite is decided exactly in pass 1 from its
 digits (an error of the file), so that pass 2 meets no error.
 
-``make install`` compiles the kernel ahead of time (:func:`build_ahead`, :mod:`cvxrank.aot`;
-loaded without numba, so that every file is read here, see
+``make install`` compiles the kernel ahead of time (:func:`build_ahead`,
+:mod:`cvxrank.compiled.aot`; loaded without numba, so that every file is read here, see
 :func:`cvxrank.data.svmlight.compiled_min_bytes`). Without that module it is compiled by
 numba on first use (numba is imported then, not with this module) and cached on disk
 (``__pycache__``; :func:`compile_kernels` fills the cache).
@@ -37,7 +37,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from cvxrank import aot
+from cvxrank.compiled import aot
 
 #: Bytes read from the file per block (the last, partial line of a block is carried over; a
 #: line longer than a block doubles the buffer). A block that stays in the CPU's caches
@@ -550,7 +550,7 @@ def _compile_helpers() -> None:
 
 def _kernel(dtype: np.dtype) -> Callable[..., int]:
     """The compiled :func:`_scan` writing values of ``dtype``: the ahead-of-time module's
-    (:mod:`cvxrank.aot`) when ``make install`` built it for this version of the file, else
+    (:mod:`cvxrank.compiled.aot`) when ``make install`` built it for this version of the file, else
     numba's dispatcher (numba imported and the kernel compiled or loaded from numba's cache
     here, on first use)."""
     ahead = aot.load(__file__)
@@ -566,7 +566,7 @@ def _kernel(dtype: np.dtype) -> Callable[..., int]:
 
 def build_ahead() -> None:
     """Compile the kernel ahead of time, for float64 and float32 values
-    (:func:`cvxrank.aot.build`; ``make install``)."""
+    (:func:`cvxrank.compiled.aot.build`; ``make install``)."""
     _compile_helpers()
     aot.build(__file__, {"scan_f8": (_scan, _SIGNATURE.format("f8")),
                          "scan_f4": (_scan, _SIGNATURE.format("f4"))})

@@ -44,8 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank import rounding
-from cvxrank.cuts import QueryCuts
+from cvxrank.core.trace import Run, Status, Trace, certified_radius
 from cvxrank.data.scales import badly_scaled, magnitude_limit
 from cvxrank.distributed import tasks
 from cvxrank.distributed.shards import ShardedRankingData
@@ -59,11 +58,12 @@ from cvxrank.formulations.ranksvm import (
     squared_hinge_dual_bound,
 )
 from cvxrank.methods import PAIR_LOSSES
-from cvxrank.rounding import LossRounding
+from cvxrank.numerics import rounding
+from cvxrank.numerics.cuts import QueryCuts
+from cvxrank.numerics.rounding import LossRounding
 from cvxrank.solvers.newton import ScoreError
 from cvxrank.solvers.one_slack import cut_rounding
 from cvxrank.tolerances import C_RANGE
-from cvxrank.trace import Run, Status, Trace, certified_radius
 
 
 class ShardsLost(CvxrankError):
@@ -77,7 +77,7 @@ class LossSums:
     """The loss of all shards at one point: its value, margin-weighted hinge sum and
     :math:`X^\\top \\partial L / \\partial s` (what the Newton loop and its certificate read
     of an evaluation), with the summed rounding bound of the shards' evaluations and the
-    1- and 2-norms of the gradient in the scores (:mod:`cvxrank.rounding`)."""
+    1- and 2-norms of the gradient in the scores (:mod:`cvxrank.numerics.rounding`)."""
 
     value: float
     margin_hinge: float

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.pair_losses import LossEvaluation
 from cvxrank.formulations.ranksvm import AccuratePart, MarginBand, RankSVM
-from cvxrank.rounding import LossRounding
+from cvxrank.numerics.rounding import LossRounding
 from cvxrank.solvers.newton import FeatureColumns, hessian_diagonal, newton_matrix
 
 
@@ -39,7 +39,7 @@ class ShardSummary:
     """What the client learns of a shard when it is read: counts, the query ids (to check
     that no query is split across shards), the column scales (the data's badly-scaled
     test and overflow check take their maximum), the column norms (the certificates'
-    rounding bounds, :mod:`cvxrank.rounding`) and a fingerprint.
+    rounding bounds, :mod:`cvxrank.numerics.rounding`) and a fingerprint.
 
     Attributes
     ----------
@@ -65,7 +65,7 @@ class Terms:
     """One shard's part of a sum: ``value`` (the loss), ``margin_hinge``, ``vector`` (a
     d-vector or a d x d matrix) and the worker's compute ``seconds``; for a loss, the
     rounding bound of its evaluation and the 1- and 2-norms of its gradient in the scores
-    (``rounding``, ``grad_norms``: :mod:`cvxrank.rounding`)."""
+    (``rounding``, ``grad_norms``: :mod:`cvxrank.numerics.rounding`)."""
 
     value: float
     margin_hinge: float

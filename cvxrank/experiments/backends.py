@@ -19,7 +19,7 @@ stochastic run, ...); every worker process reads the files itself, once
 backends send *chunks* of tasks that share their data
 (:func:`plan_chunks`): a worker runs every grid point of a fold in one go. Every backend
 runs its tasks with ``blas_threads`` BLAS threads per process (default one:
-:func:`~cvxrank.threads.blas_threads`), which also makes the floating-point results, and so
+:func:`~cvxrank.utils.threads.blas_threads`), which also makes the floating-point results, and so
 the selections, identical across backends.
 
 :class:`Execution` holds those choices (backend, workers, scheduler, BLAS threads) as one
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cvxrank.errors import CvxrankError
-from cvxrank.threads import blas_threads as limit_blas
+from cvxrank.utils.threads import blas_threads as limit_blas
 
 #: The backends of :func:`run_tasks`.
 BACKENDS = ("sequential", "processes", "dask")

@@ -153,7 +153,7 @@ class FoldSelection:
     @property
     def test_certified(self) -> dict[str, dict[str, Any]]:
         """Per test measure of the selected model: whether it is the optimum's and how many
-        queries are not certified (:func:`cvxrank.certify.measure_report`)."""
+        queries are not certified (:func:`cvxrank.certificates.certify.measure_report`)."""
         return self.best.certified.get("test", {})
 
     def to_dict(self) -> dict[str, Any]:
@@ -175,8 +175,8 @@ class FoldSelection:
 def folds_certified(folds: Sequence[FoldSelection],
                     measures: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Per test measure of the selected models, over the folds
-    (:func:`cvxrank.certify.combined_report`)."""
-    from cvxrank.certify import combined_report
+    (:func:`cvxrank.certificates.certify.combined_report`)."""
+    from cvxrank.certificates.certify import combined_report
 
     return combined_report([f.test_certified for f in folds], measures)
 

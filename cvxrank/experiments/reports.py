@@ -137,7 +137,7 @@ def certified_note(uncertified: dict[str, dict[str, Any]]) -> str:
     """One sentence: every reported test measure is the optimum's, or which are not."""
     if not uncertified:
         return ("Every test measure above is certified: the exact optimum's for every fold "
-                "(cvxrank.certify).")
+                "(cvxrank.certificates.certify).")
     listed = ", ".join(
         f"{_label(m)} ({'?' if c['uncertified_queries'] is None else c['uncertified_queries']}"
         " queries)" for m, c in uncertified.items())
@@ -191,7 +191,7 @@ def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
     dict
         ``{"markdown", "csv", "points_csv", "json"[, "png"]}`` to paths.
     """
-    from cvxrank.jsonable import to_jsonable
+    from cvxrank.utils.jsonable import to_jsonable
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ synthetic generator's numbers, :mod:`cvxrank.experiments.sources`), the method o
 :mod:`cvxrank.methods` with its loss and hyper-parameters, the solver, the seed, which splits
 to evaluate and how to time. :func:`run_task` rebuilds the data (read once per process),
 builds the formulation, fits it and returns a :class:`TaskResult` of plain picklable values:
-the :class:`~cvxrank.trace.Run` records (without the dual point, which can be as long as the
+the :class:`~cvxrank.core.trace.Run` records (without the dual point, which can be as long as the
 pairs), the wall-clock times, the data sizes and the measures of
 :func:`cvxrank.metrics.evaluate`. No formulation, CVXPY object or data set leaves the
 process that ran the task.
@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank.certify import EvaluationTarget, reported_measures
+from cvxrank.certificates.certify import EvaluationTarget, reported_measures
+from cvxrank.core.trace import Run
 from cvxrank.errors import PairLimitError, SolverError
 from cvxrank.experiments.sources import LetorFold, Synthetic
 from cvxrank.experiments.timing import peak_memory, repeat_until, timed
-from cvxrank.trace import Run
 
 #: Solvers that are baselines rather than :func:`cvxrank.fitting.fit_formulation` solvers.
 BASELINE_SOLVERS = ("linearsvc",)
@@ -73,8 +73,8 @@ class Task:
         Also fit once more under ``tracemalloc`` and record the peak traced bytes.
     certify : bool
         Go on past the solver's tolerance until every measure reported on ``evaluate_on``
-        is certified as the optimum's (:class:`cvxrank.certify.EvaluationTarget`); False
-        stops at the tolerance (a timing that must not include it).
+        is certified as the optimum's (:class:`cvxrank.certificates.certify.EvaluationTarget`);
+        False stops at the tolerance (a timing that must not include it).
     """
 
     source: LetorFold | Synthetic
@@ -122,7 +122,7 @@ class TaskResult:
     certified : dict
         ``{<split>: {measure: {"certified": bool, "uncertified_queries": int or None}}}``
         for every evaluated split: whether the last fit's measure is the exact optimum's
-        (:func:`cvxrank.certify.measure_report`).
+        (:func:`cvxrank.certificates.certify.measure_report`).
     peak_bytes : int or None
         Peak traced memory of one fit (``task.measure_memory``).
     error : str or None
@@ -165,13 +165,13 @@ def fit_timed(formulation: Any, solver: str = "auto", *, tol: float | None = Non
               ) -> tuple[Run, float]:
     """Fit ``formulation`` with ``solver``; return the run and the call's wall-clock seconds.
 
-    ``solver`` is ``"linearsvc"`` (:func:`cvxrank.baselines.fit_linearsvc_pairs`, with
+    ``solver`` is ``"linearsvc"`` (:func:`cvxrank.solvers.baselines.fit_linearsvc_pairs`, with
     LIBLINEAR's ``tol`` when given; it stops at its own tolerance) or anything
     :func:`cvxrank.fitting.fit_formulation` accepts, which goes on until ``certify``'s
     measures are certified (or, without one, stops at its tolerance).
     """
     if solver == "linearsvc":
-        from cvxrank.baselines import fit_linearsvc_pairs
+        from cvxrank.solvers.baselines import fit_linearsvc_pairs
 
         options = {} if tol is None else {"tol": tol}
         return timed(lambda: fit_linearsvc_pairs(formulation, **options))
@@ -214,8 +214,8 @@ def run_task(task: Task) -> TaskResult:
     The scores of a split are the model's (:meth:`~cvxrank.formulations.base.Objective.
     scores`: ``X @ w`` row by row with the training data's features, a split with fewer
     padded with zero columns; ConeRank's votes), and every measure reported comes with its
-    certificate (:class:`cvxrank.certify.EvaluationTarget`; with ``task.certify`` the fit
-    goes on until they are certified).
+    certificate (:class:`cvxrank.certificates.certify.EvaluationTarget`; with ``task.certify`` the
+    fit goes on until they are certified).
 
     Raises
     ------

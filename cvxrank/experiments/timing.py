@@ -5,9 +5,9 @@ Which clock is which (the convention of every experiment and report):
 * **wall-clock** (``time.perf_counter`` around the whole training call, the formulation's
   construction excluded): what a user waits for, the solver's set-up included. It is the
   ``time`` of Table 3 and Fig. 3 and the ``wall_time`` of a task.
-* **solver clock** (:attr:`cvxrank.trace.Run.time`): the solver's own stopwatch, set-up
-  included (:attr:`~cvxrank.trace.Run.setup_time`: pairs, sorted blocks, pair
-  differences), trace-only evaluation excluded; :attr:`~cvxrank.trace.Run.solve_time` is
+* **solver clock** (:attr:`cvxrank.core.trace.Run.time`): the solver's own stopwatch, set-up
+  included (:attr:`~cvxrank.core.trace.Run.setup_time`: pairs, sorted blocks, pair
+  differences), trace-only evaluation excluded; :attr:`~cvxrank.core.trace.Run.solve_time` is
   the part after the set-up.
 """
 

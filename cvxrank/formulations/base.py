@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank import rounding
 from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.data.scales import check_magnitude
-from cvxrank.sets import ConvexSet
+from cvxrank.numerics import rounding
+from cvxrank.numerics.sets import ConvexSet
 from cvxrank.tolerances import C_RANGE
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def squared_operator_norm(X: np.ndarray | sp.spmatrix, R: sp.spmatrix) -> float:
 class HyperParameter:
     """A positive scalar hyper-parameter: a float, and its ``cp.Parameter`` once one is needed.
 
-    Implements :class:`cvxrank.sets.Scale`, so a feasible set can scale its bounds by it.
+    Implements :class:`cvxrank.numerics.sets.Scale`, so a feasible set can scale its bounds by it.
 
     Parameters
     ----------
@@ -184,12 +184,12 @@ class Objective(ABC):
     name : str
         Registry name, e.g. ``"ranksvm-hinge"``.
     capabilities : frozenset of str
-        What it offers to solvers, names of :data:`cvxrank.capabilities.CAPABILITIES`.
+        What it offers to solvers, names of :data:`cvxrank.core.capabilities.CAPABILITIES`.
     strong_convexity : float
         The modulus :math:`\mu` of strong convexity of the primal in the scoring weights
         (:meth:`weights`): 1 for the :math:`\tfrac12\|w\|^2` regularizer of every max-margin
         family here, 0 when there is none (then no model radius is certified,
-        :mod:`cvxrank.trace`).
+        :mod:`cvxrank.core.trace`).
     data : RankingData
         The training data. A float32 ``X`` is converted to float64 once, before any
         subclass reads it (:meth:`__init_subclass__`): every formulation, loss engine and
@@ -198,7 +198,7 @@ class Objective(ABC):
 
     name: str = "objective"
 
-    #: Capabilities offered to the solvers (:mod:`cvxrank.capabilities`).
+    #: Capabilities offered to the solvers (:mod:`cvxrank.core.capabilities`).
     capabilities: frozenset[str] = frozenset()
 
     #: Smallest divisor of this formulation's relative gaps
@@ -211,7 +211,8 @@ class Objective(ABC):
     strong_convexity: float = 0.0
 
     #: Whether :meth:`scores` is ``X @ weights(w)``, linear in the features (a measure
-    #: certificate, :mod:`cvxrank.certify`, needs it); a kernel or voting model sets False.
+    #: certificate, :mod:`cvxrank.certificates.certify`, needs it); a kernel or voting model sets
+    #: False.
     linear_scores: bool = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -261,7 +262,8 @@ class Objective(ABC):
             self._derived[key].assign(value)
 
     def hyper_parameter(self, name: str) -> HyperParameter:
-        """The hyper-parameter (or derived parameter) ``name`` (a :class:`cvxrank.sets.Scale`)."""
+        """The hyper-parameter (or derived parameter) ``name`` (a
+        :class:`cvxrank.numerics.sets.Scale`)."""
         return self._hyper[name] if name in self._hyper else self._derived[name]
 
     def parameter(self, name: str) -> cp.Parameter:
@@ -294,13 +296,13 @@ class Objective(ABC):
 
     def rounding_terms(self) -> int:
         """The longest accumulation of terms the primal and dual values make (the n of
-        their :func:`~cvxrank.rounding.gamma` bound): the documents and features here; a
+        their :func:`~cvxrank.numerics.rounding.gamma` bound): the documents and features here; a
         formulation with dual variables adds them."""
         return int(self.data.n_documents) + int(self.data.n_features)
 
     def rounding_error(self, w: np.ndarray, primal: float, dual: float) -> float:
         r"""A bound on the rounding of ``primal - dual`` at ``w``, for a certificate whose
-        solver gives none of its own (:meth:`cvxrank.trace.TraceRecorder.record`):
+        solver gives none of its own (:meth:`cvxrank.core.trace.TraceRecorder.record`):
         :math:`\gamma_{N+4}(|P| + |D| + \|w\|^2 + f)` with N :meth:`rounding_terms` and f
         the :attr:`gap_floor`, the size of the terms whose sum the values are: the primal's
         terms are nonnegative (their sum is :math:`|P|`), the dual's cancel by at most the
@@ -313,8 +315,8 @@ class Objective(ABC):
 
     def zero_is_exact(self) -> str:
         """Why w = 0 is exactly this problem's optimum by its structure alone, or "" (no
-        such reason: a solver's certificate or :mod:`cvxrank.zero_certificate` must show
-        it)."""
+        such reason: a solver's certificate or :mod:`cvxrank.certificates.zero_certificate` must
+        show it)."""
         return ""
 
     def weights(self, w: np.ndarray) -> np.ndarray:
@@ -367,16 +369,17 @@ class Formulation(Objective):
     #: hand-written solver is registered).
     reference_solver: str = "CLARABEL"
 
-    #: Settings of the reference solves that replace :data:`cvxrank.reference.SOLVER_OPTIONS`
-    #: for this formulation, by CVXPY solver name: looser interior-point tolerances where its
-    #: cones cannot reach the default ones (Clarabel stalls near a 1e-9 gap on exponential
-    #: cones). The certificate, primal-dual agreement checked by the reference, is unchanged.
+    #: Settings of the reference solves that replace
+    #: :data:`cvxrank.certificates.reference.SOLVER_OPTIONS` for this formulation, by CVXPY solver
+    #: name: looser interior-point tolerances where its cones cannot reach the default ones
+    #: (Clarabel stalls near a 1e-9 gap on exponential cones). The certificate, primal-dual
+    #: agreement checked by the reference, is unchanged.
     reference_options: dict[str, dict[str, Any]] = {}
 
     #: Whether the reference takes the dual point from the primal solve: ``alpha_variable``
     #: is then the dual variable of a constraint of :meth:`primal` (CVXPY's own multiplier),
     #: d* its :meth:`dual_value` in numpy, and :meth:`dual` is not solved
-    #: (:func:`cvxrank.reference.solve_reference`).
+    #: (:func:`cvxrank.certificates.reference.solve_reference`).
     dual_from_primal: bool = False
 
     def __init__(self, data: RankingData, **hyper_parameters: float) -> None:
@@ -496,7 +499,7 @@ class LossWeighted(Formulation):
 
 
 class ProjectableDual(ABC):
-    """Mixin of a formulation whose dual feasible set is one set of :mod:`cvxrank.sets`.
+    """Mixin of a formulation whose dual feasible set is one set of :mod:`cvxrank.numerics.sets`.
 
     The formulation declares the set once, as :attr:`dual_set`; the exact projection
     (:meth:`project_dual`) of the dual solvers, the feasibility measure

@@ -56,7 +56,7 @@ from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, build_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.scales import check_magnitude
 from cvxrank.formulations.base import Formulation, Objective
-from cvxrank.sets import L2Ball, SumBand
+from cvxrank.numerics.sets import L2Ball, SumBand
 
 if TYPE_CHECKING:
     import cvxpy as cp

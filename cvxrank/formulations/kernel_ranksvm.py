@@ -4,7 +4,7 @@ By the representer theorem (Chapelle & Keerthi 2010, eq. (10)) the optimal scori
 is ``f(x) = sum_i beta_i k(x, x_i)``, so the problem is finite-dimensional in ``beta``. This
 formulation states it with the Gram matrix K directly (CVXPY ``quad_form`` with ``psd_wrap``;
 no factorization of K), which makes it an independent reference for the fast route of the
-paper's Sect. 6.3: the kernel PCA map (:mod:`cvxrank.kernel`) followed by a linear solver.
+paper's Sect. 6.3: the kernel PCA map (:mod:`cvxrank.numerics.kernel`) followed by a linear solver.
 Pairs, weights, margins, losses, C and the dual set are RankSVM's
 (:class:`~cvxrank.formulations.ranksvm.PairwiseSVM`); only the score map differs.
 """
@@ -19,7 +19,7 @@ import numpy as np
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.ranksvm import Loss, PairwiseSVM
-from cvxrank.kernel import check_gram
+from cvxrank.numerics.kernel import check_gram
 
 if TYPE_CHECKING:
     import cvxpy as cp

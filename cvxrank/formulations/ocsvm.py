@@ -7,7 +7,7 @@ Two of Shashua & Levin's (2002) principles are implemented:
 * :class:`OrdinalSVM` (``"ocsvm-fixed"``), the *fixed-margin* QP: one margin of width 2 on
   both sides of every threshold :math:`b_r`, soft with hinge slacks; it is the one Li's
   survey prints. Its Lagrange dual is a concave quadratic over a box with one equality per
-  threshold (:class:`cvxrank.sets.BoxEqualSums`), which the projected-gradient solvers of
+  threshold (:class:`cvxrank.numerics.sets.BoxEqualSums`), which the projected-gradient solvers of
   :mod:`cvxrank.solvers.dual_gradient` solve with that set's exact projection.
 * :class:`OrdinalSVMSumOfMargins` (``"ocsvm-sum-margins"``), the *sum-of-margins*
   principle (the survey's footnote): two thresholds :math:`a_r \le b_r` per gap, the sum of
@@ -42,7 +42,7 @@ from cvxrank.formulations.base import (
     largest_row_norm,
     squared_operator_norm,
 )
-from cvxrank.sets import Box, BoxEqualSums
+from cvxrank.numerics.sets import Box, BoxEqualSums
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -309,7 +309,7 @@ class OrdinalSVM(OrdinalModel, ProjectableDual, LossWeighted):
     @cached_property
     def dual_set(self) -> BoxEqualSums:
         """Per threshold, ``0 <= alpha <= C`` and the sum of the grade-r multipliers equal to
-        the sum of the grade-(r+1) ones (:class:`~cvxrank.sets.BoxEqualSums`)."""
+        the sum of the grade-(r+1) ones (:class:`~cvxrank.numerics.sets.BoxEqualSums`)."""
         rows = self._rows
         return BoxEqualSums(rows.threshold, rows.sign, 1.0, scale=self.hyper_parameter("C"))
 
@@ -542,7 +542,7 @@ class OrdinalSVMSumOfMargins(OrdinalModel, LossWeighted):
 
     Notes
     -----
-    Clarabel, at the reference settings of :data:`cvxrank.reference.SOLVER_OPTIONS`
+    Clarabel, at the reference settings of :data:`cvxrank.certificates.reference.SOLVER_OPTIONS`
     (feasibility 1e-10), solves the primal to ``optimal`` but usually stops at
     ``optimal_inaccurate`` on this dual (its primal residual stalls near 1e-9 as the
     barrier parameter goes to 0; the QP ``max -||X^T M^T alpha||^2 / 2`` over the same set

@@ -49,10 +49,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank import rounding
 from cvxrank.formulations import sorted_kernels
 from cvxrank.methods import PAIR_LOSSES
-from cvxrank.rounding import LossRounding
+from cvxrank.numerics import rounding
+from cvxrank.numerics.rounding import LossRounding
 
 
 @dataclass
@@ -73,7 +73,7 @@ class LossEvaluation:
         None for the hinge loss, which has no Hessian.
     rounding_of : callable or None
         ``rounding_of()`` bounds the rounding of ``value`` and ``grad``
-        (:class:`~cvxrank.rounding.LossRounding`, computed on demand: only a certificate
+        (:class:`~cvxrank.numerics.rounding.LossRounding`, computed on demand: only a certificate
         needs it); None where the engine gives no bound.
     """
 

@@ -68,13 +68,13 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank.cuts import QueryCuts
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData, largest_distance_to_mean
 from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.methods import RANKMM_LOSSES
-from cvxrank.sets import Box, ConvexSet, L1InfBall, Simplex
+from cvxrank.numerics.cuts import QueryCuts
+from cvxrank.numerics.sets import Box, ConvexSet, L1InfBall, Simplex
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -112,9 +112,10 @@ class RankMM(ProjectableDual, LossWeighted):
         :math:`c` with :math:`\beta = c \odot \alpha` (1, :math:`C/m` or
         :math:`1/|P_{ik}|`).
     dual_set : ConvexSet
-        :class:`~cvxrank.sets.Box`, :class:`~cvxrank.sets.Simplex` (one group per query with
-        pairs, its pairs and its :math:`\alpha^i_0`) or :class:`~cvxrank.sets.L1InfBall`
-        (groups of pairs sharing their lower document, blocks = queries).
+        :class:`~cvxrank.numerics.sets.Box`, :class:`~cvxrank.numerics.sets.Simplex` (one group per
+        query with pairs, its pairs and its :math:`\alpha^i_0`) or
+        :class:`~cvxrank.numerics.sets.L1InfBall` (groups of pairs sharing their lower document,
+        blocks = queries).
 
     Raises
     ------
@@ -358,7 +359,7 @@ class RankMM(ProjectableDual, LossWeighted):
         r"""The affine piece of every :math:`L_i` active at w (the most violated constraint).
 
         With the pair residuals :math:`r_{jk} = \Delta_{jk} - (s_j - s_k)`, the piece's pair
-        weights :math:`\pi^i` (:class:`~cvxrank.cuts.QueryCuts`) are the maximizers of
+        weights :math:`\pi^i` (:class:`~cvxrank.numerics.cuts.QueryCuts`) are the maximizers of
         :math:`\sum \pi_{jk} r_{jk}` over the loss's unit dual set, i.e. the constraint of
         the slack QP most violated at w:
 

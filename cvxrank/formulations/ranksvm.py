@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank import compensated, rounding
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData, largest_distance_to_mean, squared_distances
 from cvxrank.formulations.base import (
@@ -52,8 +51,9 @@ from cvxrank.formulations.base import (
 )
 from cvxrank.formulations.pair_losses import ExplicitPairLoss, LossEvaluation, SortedPairLoss
 from cvxrank.methods import PAIR_LOSSES
-from cvxrank.rounding import LossRounding
-from cvxrank.sets import Box
+from cvxrank.numerics import compensated, rounding
+from cvxrank.numerics.rounding import LossRounding
+from cvxrank.numerics.sets import Box
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -92,7 +92,7 @@ class MarginBand:
         :math:`\sum_{k \in V} c_k m_k`.
     violated_error, violated_margin_error : float
         Bounds on the rounding of ``violated_sum`` (2-norm) and ``violated_margin``
-        (:mod:`cvxrank.rounding`).
+        (:mod:`cvxrank.numerics.rounding`).
     residual_error : float
         A bound on the rounding of every pair's computed :math:`t_k` at w.
     smallest_margin : float
@@ -128,7 +128,7 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
 
     with :math:`q(u) = u^\top G_s u` the Gram form of the scores (:math:`\|X^\top u\|^2`, or
     :math:`u^\top K u`), the ridge for the squared hinge and Huber losses, and the dual set
-    :attr:`dual_set` (:class:`~cvxrank.sets.Box`): :math:`[0, C c]` (hinge), :math:`[0,
+    :attr:`dual_set` (:class:`~cvxrank.numerics.sets.Box`): :math:`[0, C c]` (hinge), :math:`[0,
     \infty)` (squared hinge), :math:`[0, 2 C c]` (Huber). See :class:`RankSVM` for the
     losses, the parameters and the references.
 
@@ -627,7 +627,7 @@ class RankSVM(PairwiseSVM):
 
     def accurate_loss_gradient(self, w: np.ndarray) -> AccuratePart:
         r""":math:`X^\top \partial L / \partial s = -\sum_k c_k \ell'(r_k) d_k` at ``w``
-        over the explicit pairs in double-word arithmetic (:mod:`cvxrank.compensated`): the
+        over the explicit pairs in double-word arithmetic (:mod:`cvxrank.numerics.compensated`): the
         scores :math:`x_i^\top w`, the residuals :math:`r_k = m_k - (s_i - s_j)`, the slopes,
         each document's sum and the products with X carried in about 106 bits, with a bound
         on the error per feature (:class:`AccuratePart`; a shard's part of the sum)."""
@@ -787,10 +787,10 @@ class RankSVM(PairwiseSVM):
 
     def _band_rounding(self, w: np.ndarray, s: np.ndarray, violated_doc: np.ndarray,
                        weight: np.ndarray, D: np.ndarray) -> dict[str, float]:
-        r"""The rounding bounds of a :class:`MarginBand` at w (:mod:`cvxrank.rounding`): the
-        per-document coefficients of the violated pairs sum weights times counts, at most
+        r"""The rounding bounds of a :class:`MarginBand` at w (:mod:`cvxrank.numerics.rounding`):
+        the per-document coefficients of the violated pairs sum weights times counts, at most
         :math:`2W` in all (W :meth:`total_pair_weight`); ``violated_sum`` is :math:`X^\top`
-        times them (:func:`~cvxrank.rounding.gradient_error`) plus the window's violated
+        times them (:func:`~cvxrank.numerics.rounding.gradient_error`) plus the window's violated
         differences; ``violated_margin`` sums at most W times the largest margin; each
         :math:`t_k` is a difference of two scores :math:`fl(Xw)` and a margin."""
         data = self.data
@@ -929,7 +929,7 @@ def accurate_gradient(w: np.ndarray, C: float, parts: Sequence[AccuratePart]
                       ) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`w + C \sum_k X_k^\top \partial L_k / \partial s` from the parts (the data's,
     or each shard's) in double-word arithmetic, rounded to float64, and a bound on its error
-    per feature: the parts' own, the additions' (at most :data:`cvxrank.compensated.
+    per feature: the parts' own, the additions' (at most :data:`cvxrank.numerics.compensated.
     ADD_ERROR` of the terms' magnitudes each) and the final rounding."""
     w = np.asarray(w, dtype=np.float64)
     total = (np.zeros_like(w), np.zeros_like(w))
@@ -962,7 +962,7 @@ def _columns(X: np.ndarray | sp.csr_matrix, features: range
 def primal_rounding(data: Any, C: float, w: np.ndarray, loss: float,
                     bound: LossRounding) -> float:
     r"""The rounding bound of :math:`P(w) = \tfrac12\|w\|^2 + C L(fl(Xw))`: the loss's at
-    scores off by :func:`cvxrank.rounding.product_error`, and the sum's."""
+    scores off by :func:`cvxrank.numerics.rounding.product_error`, and the sum's."""
     delta = rounding.product_error(data.column_scales, w)
     return (C * bound.value_bound(delta)
             + rounding.value_error(w.size + 2, 0.5 * float(w @ w) + C * abs(loss)))

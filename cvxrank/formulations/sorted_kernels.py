@@ -23,8 +23,8 @@ centre changes only rounding).
 Two implementations, bit for bit the same
 ------------------------------------------
 * **compiled** (:func:`block_sums`, :func:`block_hessp`): the loops below, compiled by numba.
-  ``make install`` compiles them ahead of time (:mod:`cvxrank.aot`) into an extension module
-  beside this file, which a process loads in well under a millisecond without importing
+  ``make install`` compiles them ahead of time (:mod:`cvxrank.compiled.aot`) into an extension
+  module beside this file, which a process loads in well under a millisecond without importing
   numba: they then run from a process's first call, whatever the problem's size. Without
   that module (no C compiler, ``CVXRANK_AOT=0``, or this file edited since the install) they
   are compiled just in time (``nogil``) and cached on disk (``__pycache__``); a process then
@@ -72,7 +72,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from cvxrank import aot
+from cvxrank.compiled import aot
 
 #: Seconds the numpy passes may spend in a process before the just-in-time passes are loaded
 #: (about the fixed cost of importing numba and loading the cached passes, 0.55-1.0 s here,
@@ -327,7 +327,7 @@ def merged_order(values: np.ndarray, scores: np.ndarray, runs: Runs,
 
 def _dispatchers() -> dict[str, Any]:
     """The compiled passes: the ahead-of-time module's functions when ``make install`` built
-    it for this version of the file (:mod:`cvxrank.aot`), else numba's dispatchers (numba
+    it for this version of the file (:mod:`cvxrank.compiled.aot`), else numba's dispatchers (numba
     imported here, on first use)."""
     if _STATE["dispatchers"] is None:
         ahead = aot.load(__file__)
@@ -358,7 +358,7 @@ _SIGNATURES = {
 
 
 def build_ahead() -> None:
-    """Compile the passes ahead of time (:func:`cvxrank.aot.build`; ``make install``)."""
+    """Compile the passes ahead of time (:func:`cvxrank.compiled.aot.build`; ``make install``)."""
     aot.build(__file__, {name: (kernel, _SIGNATURES[name])
                          for name, kernel in _KERNELS.items()})
 

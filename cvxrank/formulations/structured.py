@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cvxrank.cuts import QueryCuts
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import LossWeighted
+from cvxrank.numerics.cuts import QueryCuts
 
 if TYPE_CHECKING:
     import cvxpy as cp

@@ -4,7 +4,7 @@ An :class:`Entry` says how to build a formulation from data and hyper-parameters
 hand-written solver runs on it, the convergence rate the solver's theory proves there and
 how the run is checked: against a certified CVXPY reference (``check="reference"``) or, for a
 non-convex alternation of convex subproblems, as a monotone descent (``"alternation"``).
-``cvxrank verify`` (:func:`cvxrank.verification.run_verification`) runs every entry on every
+``cvxrank verify`` (:func:`cvxrank.verification.sweep.run_verification`) runs every entry on every
 embedded instance; ``cvxrank fit`` and the estimators look solvers up here by name
 (:func:`find_entry`).
 
@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from cvxrank import tolerances
+from cvxrank.certificates.validate import RateSpec
+from cvxrank.core.trace import Run
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import Formulation
-from cvxrank.trace import Run
-from cvxrank.validate import RateSpec
 
 if TYPE_CHECKING:
-    from cvxrank.instances import Instance
+    from cvxrank.data.instances import Instance
 
 MakeFormulation = Callable[[RankingData, dict], Formulation]
 RateLike = RateSpec | Callable[[Formulation], RateSpec]
@@ -67,7 +67,7 @@ class Entry:
         The method of :mod:`cvxrank.methods` it belongs to (``"ranksvm"``); the instances'
         C is scaled per method (:meth:`instance_params`).
     solve : callable
-        A solver declared with :func:`cvxrank.capabilities.solver` (or :func:`with_options`
+        A solver declared with :func:`cvxrank.core.capabilities.solver` (or :func:`with_options`
         of one): ``solve(formulation, *, tol, max_iter, time_budget, seed, callback) -> Run``.
     rate : RateSpec or callable
         The proven rate, or ``rate(formulation) -> RateSpec`` when it depends on the problem
@@ -115,7 +115,7 @@ class Entry:
             raise ValueError(f"{self.name}: check must be one of {CHECKS}, got {self.check!r}")
         if not hasattr(self.solve, "solver_name"):
             raise TypeError(f"{self.formulation}: solve must be declared with "
-                            "cvxrank.capabilities.solver (it names the solver and its needs)")
+                            "cvxrank.core.capabilities.solver (it names the solver and its needs)")
 
     @property
     def solver(self) -> str:
@@ -206,7 +206,7 @@ def unregister(entry: Entry) -> None:
 
 @contextlib.contextmanager
 def registered(*added: Entry) -> Iterator[tuple[Entry, ...]]:
-    """Register ``added`` for the ``with`` block: ``verify`` (:func:`cvxrank.verification.
+    """Register ``added`` for the ``with`` block: ``verify`` (:func:`cvxrank.verification.sweep.
     run_verification`) runs them there, and they are removed on exit, error or not."""
     done: list[Entry] = []
     try:

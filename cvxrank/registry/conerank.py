@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxrank.certificates.validate import RateSpec
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.conerank import BasisUpdate, ConeRank, FoldingIn
 from cvxrank.registry import Entry, register
@@ -36,7 +37,6 @@ from cvxrank.solvers.conerank import (
     solve_alternation_sg,
     solve_block_apg,
 )
-from cvxrank.validate import RateSpec
 
 #: Queries of an instance ConeRank's entries run on.
 VIEW_QUERIES = 10

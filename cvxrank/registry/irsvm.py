@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from cvxrank import tolerances
+from cvxrank.certificates.validate import RateSpec
 from cvxrank.data.pairs import count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import Formulation
@@ -24,7 +25,6 @@ from cvxrank.registry.rates import (
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.newton import solve_prsvm_plus
 from cvxrank.solvers.one_slack import solve_one_slack
-from cvxrank.validate import RateSpec
 
 
 def pairs_per_query(data: RankingData) -> float:

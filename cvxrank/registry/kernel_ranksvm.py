@@ -14,7 +14,7 @@ from cvxrank.solvers.kernel_newton import solve_kernel_newton
 def _kernel_ranksvm(data: RankingData, params: dict) -> Formulation:
     """The RBF-kernel squared-hinge RankSVM (params: C, gamma = 1/d by default)."""
     from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
-    from cvxrank.kernel import gram_matrix
+    from cvxrank.numerics.kernel import gram_matrix
 
     check_magnitude(data)  # before the Gram matrix, whose distances would overflow
     gamma = float(params.get("gamma", 1.0 / data.n_features))

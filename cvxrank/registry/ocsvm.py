@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from cvxrank.certificates.validate import RateSpec
 from cvxrank.data.pairs import count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.registry import Entry, register, scale_C
 from cvxrank.registry.rates import FIRST_ORDER_LIMITS
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
-from cvxrank.validate import RateSpec
 
 
 def pairs_per_hinge_row(data: RankingData) -> float:

@@ -39,6 +39,7 @@ import math
 import numpy as np
 
 from cvxrank import tolerances
+from cvxrank.certificates.validate import RateSpec
 from cvxrank.data.pairs import count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.rankmm import RANKMM_LOSSES
@@ -47,7 +48,6 @@ from cvxrank.registry.rates import FIRST_ORDER_LIMITS, SGD_SEEDS
 from cvxrank.solvers.cutting_plane import iteration_bound, solve_cutting_plane
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.rankmm import solve_seg, solve_seg_pairs, solve_sgp
-from cvxrank.validate import RateSpec
 
 
 def matched_weight(data: RankingData) -> float:

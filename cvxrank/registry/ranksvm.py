@@ -11,6 +11,7 @@ References
 from __future__ import annotations
 
 from cvxrank import tolerances
+from cvxrank.certificates.validate import RateSpec
 from cvxrank.registry import Entry, register, with_options
 from cvxrank.registry.rates import (
     FIRST_ORDER_LIMITS,
@@ -26,7 +27,6 @@ from cvxrank.solvers.dual_gradient import solve_accelerated_gradient, solve_proj
 from cvxrank.solvers.newton import solve_prsvm, solve_prsvm_plus
 from cvxrank.solvers.one_slack import solve_one_slack
 from cvxrank.solvers.stochastic import solve_sgd_pairs, solve_sgd_queries
-from cvxrank.validate import RateSpec
 
 register(Entry(
     "ranksvm-hinge", "ranksvm", solve_projected_gradient, RateSpec.sublinear(-1),

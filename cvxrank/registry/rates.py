@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 from cvxrank import tolerances
+from cvxrank.certificates.validate import RateSpec
 from cvxrank.formulations.base import Formulation
-from cvxrank.validate import RateSpec
 
 
 def pg_linear_rate(formulation: Formulation) -> RateSpec:
@@ -48,7 +48,7 @@ def one_slack_rate(formulation) -> RateSpec:
     """The 1-slack cutting plane's iteration bound (Joachims, Finley & Yu 2009, Thm. 5;
     :func:`~cvxrank.solvers.cutting_plane.iteration_bound` with one block) at the certified
     optimum (the reference ``verify`` computes anyway, cached)."""
-    from cvxrank.reference import solve_reference
+    from cvxrank.certificates.reference import solve_reference
     from cvxrank.solvers.cutting_plane import iteration_bound
 
     return RateSpec.bounded(iteration_bound(formulation, tolerances.FAST_SOLVER_GAP,

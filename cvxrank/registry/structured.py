@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from cvxrank import tolerances
+from cvxrank.certificates.validate import RateSpec
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.dorm import DORM
 from cvxrank.formulations.structured import PermutationSVM
@@ -26,7 +27,6 @@ from cvxrank.oracles.dorm import MEASURES
 from cvxrank.registry import Entry, register, scale_C
 from cvxrank.registry.irsvm import pairs_per_query
 from cvxrank.solvers.cutting_plane import iteration_bound, solve_cutting_plane
-from cvxrank.validate import RateSpec
 
 # a query's loss (17), or 1 - AP, at most 1 or so, weighs its pairs
 scale_C("dorm", pairs_per_query)

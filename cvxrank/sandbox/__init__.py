@@ -7,10 +7,10 @@ figures), a method written in a notebook gets too, in a few dozen lines::
     import cvxpy as cp, numpy as np
     from scipy.special import expit
     from cvxrank.data import make_synthetic
-    from cvxrank.reference import solve_reference
+    from cvxrank.certificates.reference import solve_reference
     from cvxrank.sandbox import PairLoss, PairwiseFormulation, check, solvers_for
     from cvxrank.solvers import solve_prsvm
-    from cvxrank.validate import RateSpec
+    from cvxrank.certificates.validate import RateSpec
 
     ranknet = PairLoss("ranknet", lambda t: cp.logistic(-t),       # CVXPY, for the reference
                        lambda t: np.logaddexp(0, -t),               # numpy, for the solvers

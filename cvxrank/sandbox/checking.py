@@ -1,22 +1,22 @@
 """Check any solver, a user's included, against a certified reference and a claimed rate.
 
 :func:`check` is ``cvxrank verify`` for one solver on one formulation: it runs the solver
-(the trace on the solver's own clock, :class:`~cvxrank.trace.TraceRecorder`), solves the
-certified reference (:func:`~cvxrank.reference.solve_reference`, cached), validates the run
-against the claimed :class:`~cvxrank.validate.RateSpec` (:func:`~cvxrank.validate.
-validate_runs`) and draws the convergence figure (:func:`~cvxrank.plots.
-figure_for_formulation`): it builds a registry :class:`~cvxrank.registry.Entry` and runs
-verify's own :func:`~cvxrank.verification.run_pair` on it, so a user's solver is judged by
-exactly the rules the package's are. :func:`register` and :func:`registered` add a solver to
-verify itself (:func:`~cvxrank.verification.run_verification` then runs it on every
-instance, with a formulation built by the user's ``build``), for the rest of the process or
-for a ``with`` block.
+(the trace on the solver's own clock, :class:`~cvxrank.core.trace.TraceRecorder`), solves the
+certified reference (:func:`~cvxrank.certificates.reference.solve_reference`, cached), validates the
+run against the claimed :class:`~cvxrank.certificates.validate.RateSpec`
+(:func:`~cvxrank.certificates.validate. validate_runs`) and draws the convergence figure
+(:func:`~cvxrank.plots. figure_for_formulation`): it builds a registry
+:class:`~cvxrank.registry.Entry` and runs verify's own :func:`~cvxrank.verification.sweep.run_pair`
+on it, so a user's solver is judged by exactly the rules the package's are. :func:`register` and
+:func:`registered` add a solver to verify itself
+(:func:`~cvxrank.verification.sweep.run_verification` then runs it on every instance, with a
+formulation built by the user's ``build``), for the rest of the process or for a ``with`` block.
 
 A solver is any of:
 
-* a declared solver (:func:`cvxrank.capabilities.solver`, e.g. ``solve_prsvm``);
+* a declared solver (:func:`cvxrank.core.capabilities.solver`, e.g. ``solve_prsvm``);
 * a function ``fn(formulation, options) -> Run`` written like the package's solvers
-  (a :class:`~cvxrank.trace.TraceRecorder` loop; ``options`` a :class:`~cvxrank.trace.
+  (a :class:`~cvxrank.core.trace.TraceRecorder` loop; ``options`` a :class:`~cvxrank.core.trace.
   SolverOptions` with ``tol`` and ``max_iter`` filled);
 * a generator function ``fn(formulation)`` yielding iterates: ``w``, or ``(w, alpha)`` for a
   primal-dual method (the benchopt style: the time spent inside the generator is the
@@ -40,14 +40,14 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from cvxrank import registry, tolerances
-from cvxrank.capabilities import takes_options
+from cvxrank.certificates.validate import RateSpec
+from cvxrank.core.capabilities import takes_options
+from cvxrank.core.trace import Run, SolverOptions, TraceRecorder
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import Formulation
 from cvxrank.plots import figure_for_formulation
 from cvxrank.registry import Entry
-from cvxrank.trace import Run, SolverOptions, TraceRecorder
-from cvxrank.validate import RateSpec
-from cvxrank.verification import PairOutcome, run_pair
+from cvxrank.verification.sweep import PairOutcome, run_pair
 
 #: The ``method`` of the entries made here (no C rescaling: :data:`cvxrank.registry.C_SCALE`).
 SANDBOX_METHOD = "sandbox"
@@ -61,7 +61,7 @@ Rate = RateSpec | Callable[[Formulation], RateSpec]
 @dataclass(frozen=True)
 class DataSet:
     """A named data set and hyper-parameters, where verify puts its synthetic
-    :class:`~cvxrank.instances.Instance` (tables and figures read ``name`` and ``params``)."""
+    :class:`~cvxrank.data.instances.Instance` (tables and figures read ``name`` and ``params``)."""
 
     name: str
     dataset: RankingData = field(repr=False)
@@ -157,7 +157,8 @@ class Check:
 
     @property
     def validation(self) -> Any:
-        """The :class:`~cvxrank.validate.Validation` (None if a stage before it failed)."""
+        """The :class:`~cvxrank.certificates.validate.Validation` (None if a stage before it
+        failed)."""
         return self.outcome.validation
 
     @property
@@ -269,7 +270,7 @@ def verify_entry(solver: Any, rate: Rate, build: Callable[..., Formulation], *,
     description : str
         One line for listings.
     """
-    from cvxrank.instances import QUICK
+    from cvxrank.data.instances import QUICK
 
     solve = as_solver(solver, name=name)
 

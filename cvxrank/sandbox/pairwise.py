@@ -23,8 +23,8 @@ conjugates, over :math:`w \in S` gives h.
 
 What each side is made of:
 
-* **the certified reference** (:func:`cvxrank.reference.solve_reference`): the primal in
-  CVXPY with the user's atom, the pair differences :math:`t = A s` (:math:`s = X w`) as a
+* **the certified reference** (:func:`cvxrank.certificates.reference.solve_reference`): the primal
+  in CVXPY with the user's atom, the pair differences :math:`t = A s` (:math:`s = X w`) as a
   constraint whose multiplier CVXPY returns is the dual point :math:`\alpha`
   (:attr:`~PairwiseFormulation.dual_from_primal`), and d* the numpy :math:`D(\alpha)`: one
   conic solve, and a dual value exact to rounding, whatever the solver's tolerance. C is a
@@ -41,7 +41,7 @@ What each side is made of:
   (:meth:`~cvxrank.sandbox.losses.PairLoss.conjugate`) and h through the projection
   (:math:`h(v) = v^\top \pi - \tfrac12\|\pi\|^2`, :math:`\pi = \Pi_S(v)`).
 
-Capabilities (:mod:`cvxrank.capabilities`): ``primal_certificate`` always (any w certifies
+Capabilities (:mod:`cvxrank.core.capabilities`): ``primal_certificate`` always (any w certifies
 the bound :math:`D(\alpha(w))` with :math:`\alpha_k(w) = -C c_k \ell'(t_k)`, which costs no
 conjugate: :math:`\ell^*(\ell'(t)) = t\ell'(t) - \ell(t)`); ``pairwise_newton`` without a
 weight set (PRSVM, ``prsvm``); ``dual_gradient`` when the loss's conjugate is smooth
@@ -67,16 +67,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank import rounding
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
 from cvxrank.formulations.pair_losses import LossEvaluation
-from cvxrank.rounding import LossRounding
+from cvxrank.numerics import rounding
+from cvxrank.numerics.rounding import LossRounding
+from cvxrank.numerics.sets import Box
 from cvxrank.sandbox.conic import ConicSet
 from cvxrank.sandbox.losses import PairLoss
 from cvxrank.sandbox.sets import ConstraintSet
-from cvxrank.sets import Box
 from cvxrank.tolerances import FEASIBILITY
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ class PairLossEngine:
 
     def _rounding(self, s: np.ndarray, values: np.ndarray, slope: np.ndarray
                   ) -> Callable[[], LossRounding]:
-        r"""The rounding bound of an evaluation (:class:`~cvxrank.rounding.LossRounding`),
+        r"""The rounding bound of an evaluation (:class:`~cvxrank.numerics.rounding.LossRounding`),
         taking the loss's own numpy value and derivative to be within 8 units of rounding
         (its functions are the user's): :math:`t = As` is one rounding of
         :math:`2\|s\|_\infty`; the value sums p terms and moves by :math:`\sum_k c_k
@@ -199,8 +199,8 @@ class PairwiseFormulation(ProjectableDual, LossWeighted):
     dual_from_primal : bool
         True: the reference certifies the primal with CVXPY's own multipliers of its
         constraint ``t = A s`` (the dual point alpha) and the numpy dual value there
-        (:func:`~cvxrank.reference.solve_reference`): one solve, whose dual value is exact
-        where the conic :meth:`dual`'s is only as good as the solver's tolerance.
+        (:func:`~cvxrank.certificates.reference.solve_reference`): one solve, whose dual value is
+        exact where the conic :meth:`dual`'s is only as good as the solver's tolerance.
     reference_options : dict
         :data:`REFERENCE_OPTIONS`.
     """

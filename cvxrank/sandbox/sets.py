@@ -1,6 +1,6 @@
 r"""A user's feasible set: its CVXPY constraints plus a numpy projection, checked by CVXPY.
 
-A :class:`ConstraintSet` is a :class:`cvxrank.sets.ConvexSet` made from two functions: the
+A :class:`ConstraintSet` is a :class:`cvxrank.numerics.sets.ConvexSet` made from two functions: the
 constraints on a CVXPY expression and the exact Euclidean projection in numpy. It can be a
 formulation's dual feasible set (``dual_set``, from which the dual gradient solvers project)
 or a set of weights (:class:`~cvxrank.sandbox.pairwise.PairwiseFormulation`'s
@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cvxrank.numerics.sets import ConvexSet
 from cvxrank.sandbox.losses import ExpressionMismatchError
-from cvxrank.sets import ConvexSet
 from cvxrank.tolerances import reference_agreement
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 CHECK_SEED = 20_240_612
 CHECK_MAGNITUDES = (0.1, 1.0, 10.0)
 
-#: The CVXPY solver of the check (at :data:`cvxrank.reference.SOLVER_OPTIONS`).
+#: The CVXPY solver of the check (at :data:`cvxrank.certificates.reference.SOLVER_OPTIONS`).
 CHECK_SOLVER = "CLARABEL"
 
 
@@ -129,7 +129,7 @@ class ConstraintSet(ConvexSet):
         done once per dimension."""
         import cvxpy as cp
 
-        from cvxrank.reference import SOLVER_OPTIONS
+        from cvxrank.certificates.reference import SOLVER_OPTIONS
 
         if size in self._verified:
             return

@@ -1,8 +1,8 @@
 """Hand-written fast solvers, one module per algorithm family.
 
-Every solver is declared with :func:`cvxrank.capabilities.solver` and called as
+Every solver is declared with :func:`cvxrank.core.capabilities.solver` and called as
 ``solve(formulation, options=None, *, tol, max_iter, time_budget, seed, callback, until,
-**own) -> Run`` (:class:`cvxrank.trace.SolverOptions`, :class:`cvxrank.trace.Run`). Solver
+**own) -> Run`` (:class:`cvxrank.core.trace.SolverOptions`, :class:`cvxrank.core.trace.Run`). Solver
 names are unique: :func:`get_solver` finds any of them (those of a notebook too, once
 declared); :mod:`cvxrank.registry` lists which (formulation, solver) pairs ``verify`` checks
 and the rate each is expected to reach.
@@ -11,7 +11,7 @@ and the rate each is expected to reach.
 from collections.abc import Callable
 from typing import Any
 
-from cvxrank.capabilities import SOLVERS, can_run
+from cvxrank.core.capabilities import SOLVERS, can_run
 from cvxrank.solvers.conerank import (
     solve_alternation_eg,
     solve_alternation_sg,
@@ -41,7 +41,7 @@ def solver_names() -> list[str]:
 
 def solvers_for(formulation: Any) -> list[str]:
     """The declared solvers (the package's and any declared since) that can run on the
-    formulation (:func:`cvxrank.capabilities.can_run`: needs and loss), sorted."""
+    formulation (:func:`cvxrank.core.capabilities.can_run`: needs and loss), sorted."""
     return sorted(n for n, fn in SOLVERS.items() if can_run(fn, formulation))
 
 

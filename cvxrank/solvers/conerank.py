@@ -25,7 +25,7 @@ Alternations, recording the objective (18) after every half-step:
 * :func:`solve_stochastic` (Sect. 4.1): one query at a time, its pairs folded in with the
   paper's step, then one basis step on that query's loss (3), for a number of passes;
 * :func:`reference_alternation`: the same block-coordinate descent with every block solved
-  by CVXPY and certified (:func:`cvxrank.reference.solve_reference`).
+  by CVXPY and certified (:func:`cvxrank.certificates.reference.solve_reference`).
 
 The joint problem is not convex, so a run has no certified gap or radius of its own; what
 it certifies is each block at the returned point (:func:`block_certificates`, in
@@ -53,7 +53,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from cvxrank.capabilities import solver, takes_options
+from cvxrank.core.capabilities import solver, takes_options
+from cvxrank.core.trace import Run, SolverOptions, Status, TraceRecorder
 from cvxrank.formulations.conerank import (
     BasisUpdate,
     ConePairs,
@@ -62,9 +63,8 @@ from cvxrank.formulations.conerank import (
     coefficient_set,
     objective,
 )
-from cvxrank.threads import blas_threads
 from cvxrank.tolerances import gap_scale
-from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder
+from cvxrank.utils.threads import blas_threads
 
 FoldInMethod = Literal["pg", "eg", "sg-paper", "eg-paper"]
 
@@ -689,7 +689,7 @@ def reference_alternation(
 ) -> tuple[list[float], np.ndarray, np.ndarray]:
     """Block-coordinate descent with every block solved and certified by CVXPY.
 
-    Each half-step is :func:`cvxrank.reference.solve_reference` on :meth:`ConeRank.
+    Each half-step is :func:`cvxrank.certificates.reference.solve_reference` on :meth:`ConeRank.
     folding_in` or :meth:`ConeRank.basis_update` (primal and dual agree, or SolverError).
 
     Returns
@@ -699,7 +699,7 @@ def reference_alternation(
     U, W : ndarray
         The last point.
     """
-    from cvxrank.reference import solve_reference
+    from cvxrank.certificates.reference import solve_reference
 
     U, W = (np.array(a, dtype=float) for a in start)
     values = [objective(f.pairs, U, W)]

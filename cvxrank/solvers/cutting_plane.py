@@ -8,7 +8,7 @@ block, the affine piece active there (its linearization),
 
     L_i(v) \ge c_i - g_i^\top v \quad \text{for all } v, \qquad \text{with equality at } v = w
 
-(:class:`~cvxrank.cuts.QueryCuts`):
+(:class:`~cvxrank.numerics.cuts.QueryCuts`):
 
 * **1-slack** (:func:`cvxrank.solvers.one_slack.solve_one_slack`): one block,
   :math:`\kappa = C`, :math:`L_1` the whole pairwise loss of RankSVM or IR SVM, its piece
@@ -90,12 +90,13 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank import rounding, tolerances
-from cvxrank.capabilities import require, solver
-from cvxrank.cuts import QueryCuts
+from cvxrank import tolerances
+from cvxrank.core.capabilities import require, solver
+from cvxrank.core.trace import Run, SolverOptions, Status, TraceRecorder, certified_radius
 from cvxrank.errors import SolverError
+from cvxrank.numerics import rounding
+from cvxrank.numerics.cuts import QueryCuts
 from cvxrank.solvers.simplex_product_qp import simplex_product_qp, simplex_qp
-from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder, certified_radius
 
 #: A piece enters the working set when it exceeds the master's slack by more than this
 #: (relative to 1 + L_i(w)): rounding, not a violation, below it.
@@ -549,7 +550,7 @@ class _Best:
     gap: tuple[float, float] | None = None
 
     def certificate(self) -> dict[str, float | None]:
-        """The gap and its rounding bound, as :meth:`~cvxrank.trace.TraceRecorder.record`
+        """The gap and its rounding bound, as :meth:`~cvxrank.core.trace.TraceRecorder.record`
         takes them."""
         if self.gap is not None:
             return {"gap": self.gap[0], "gap_error": self.gap[1]}
@@ -617,9 +618,9 @@ def run_cutting_plane(
     options : SolverOptions
         ``tol``: stop when :math:`(P(w) - D(\lambda)) / P(w) \le` ``tol``; ``max_iter``:
         master solves at most; ``time_budget``, ``callback``, ``until`` as
-        :class:`~cvxrank.trace.SolverOptions` says.
+        :class:`~cvxrank.core.trace.SolverOptions` says.
     oracle : callable
-        ``oracle(w)`` -> :class:`~cvxrank.cuts.QueryCuts` with one piece per block.
+        ``oracle(w)`` -> :class:`~cvxrank.numerics.cuts.QueryCuts` with one piece per block.
     n_blocks : int
     kappa : float
         The weight of each block's loss.
@@ -1002,7 +1003,7 @@ def solve_cutting_plane(
     options : SolverOptions
         ``tol``: stop when :math:`(P(w) - D(\lambda)) / P(w) \le` ``tol``; ``max_iter``:
         master solves at most; ``time_budget``, ``callback``, ``until`` as
-        :class:`~cvxrank.trace.SolverOptions` says (the method is deterministic).
+        :class:`~cvxrank.core.trace.SolverOptions` says (the method is deterministic).
     master_solver : str
         CVXPY solver of the master QP (``master="cvxpy"``).
     master : {"cvxpy", "blocks"}

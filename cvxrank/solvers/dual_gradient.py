@@ -12,7 +12,7 @@ concave quadratics over simple sets,
 
 with ``w(alpha) = X^T A^T alpha``. Projection onto the feasible set is a clip, so projected
 gradient methods are the natural first fast solvers. The solvers here need from the
-formulation only its ``dual_gradient`` capability (:mod:`cvxrank.capabilities`):
+formulation only its ``dual_gradient`` capability (:mod:`cvxrank.core.capabilities`):
 ``neg_dual_grad`` (gradient of ``-D``), ``dual_lipschitz`` (``L``), ``dual_strong_convexity``
 (``mu``, 0 when ``-D`` is merely convex), ``project_dual`` (from its ``dual_set``) and
 ``dual_start``; any formulation that offers them can be solved.
@@ -52,9 +52,9 @@ from typing import Any
 import numpy as np
 
 from cvxrank import tolerances
-from cvxrank.capabilities import solver, takes_options
+from cvxrank.core.capabilities import solver, takes_options
+from cvxrank.core.trace import Run, SolverOptions, TraceRecorder
 from cvxrank.formulations.base import Formulation
-from cvxrank.trace import Run, SolverOptions, TraceRecorder
 
 #: Default iteration limit of the dual gradient methods.
 MAX_ITER = 100_000
@@ -107,7 +107,7 @@ def projected_gradient(
     :math:`\\beta_k = (t_k - 1)/t_{k+1}`, :math:`t_{k+1} = (1 + \\sqrt{1 + 4 t_k^2})/2`
     (Beck & Teboulle 2009, rate :math:`O(1/k^2)`).
 
-    Every iteration is recorded through :class:`~cvxrank.trace.TraceRecorder` with
+    Every iteration is recorded through :class:`~cvxrank.core.trace.TraceRecorder` with
     ``w = primal_from_dual(alpha)``; the run stops when the relative duality gap
     ``(P(w) - D(alpha)) / |P(w)|`` is at most ``tol``. The time spent evaluating the
     objectives for the trace is not charged to the solver; computing ``L`` is.
@@ -115,11 +115,11 @@ def projected_gradient(
     Parameters
     ----------
     formulation : Formulation
-        With the ``dual_gradient`` capability (:mod:`cvxrank.capabilities`): gradient,
+        With the ``dual_gradient`` capability (:mod:`cvxrank.core.capabilities`): gradient,
         Lipschitz constant, strong-convexity modulus, projection and a start.
     options : SolverOptions
         ``tol`` (relative duality gap), ``max_iter``, ``time_budget``, ``callback``,
-        ``until`` (:class:`~cvxrank.trace.SolverOptions`); the method is deterministic.
+        ``until`` (:class:`~cvxrank.core.trace.SolverOptions`); the method is deterministic.
     accelerated : bool
         FISTA / Nesterov momentum instead of plain projected gradient.
     record_every : int

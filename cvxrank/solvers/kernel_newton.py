@@ -2,7 +2,7 @@ r"""Kernel RankSVM in the primal through the kernel PCA map (Chapelle & Keerthi 
 
 The kernel problem (:class:`~cvxrank.formulations.kernel_ranksvm.KernelRankSVM`) is solved by
 the linear solvers on the features :math:`\psi(x_i) = U_r \Lambda_r^{1/2}` of the kernel PCA
-map (:class:`~cvxrank.kernel.KernelPCAMap`): since :math:`\psi(x_i)^\top \psi(x_j) =
+map (:class:`~cvxrank.numerics.kernel.KernelPCAMap`): since :math:`\psi(x_i)^\top \psi(x_j) =
 k(x_i, x_j)`, the linear RankSVM on :math:`\psi(X)` has the same optimal value, and its
 weights give the expansion coefficients :math:`\beta = A w` of
 :math:`f(x) = \sum_i \beta_i k(x, x_i)` (eq. (10)). The eigendecomposition costs
@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 
 from cvxrank import tolerances
-from cvxrank.capabilities import solver
+from cvxrank.core.capabilities import solver
+from cvxrank.core.trace import Run, SolverOptions
 from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.kernel import KernelPCAMap
+from cvxrank.numerics.kernel import KernelPCAMap
 from cvxrank.solvers.newton import MAX_ITER as NEWTON_MAX_ITER
 from cvxrank.solvers.newton import solve_truncated_newton
-from cvxrank.trace import Run, SolverOptions
 
 
 def linear_equivalent(formulation: KernelRankSVM) -> tuple[RankSVM, KernelPCAMap]:

@@ -81,12 +81,13 @@ from typing import Any, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank import rounding, tolerances
-from cvxrank.capabilities import require, solver, takes_options
+from cvxrank import tolerances
+from cvxrank.core.capabilities import require, solver, takes_options
+from cvxrank.core.trace import Run, SolverOptions, Status, TraceRecorder
 from cvxrank.data.scales import badly_scaled
 from cvxrank.formulations.pair_losses import LossEvaluation
+from cvxrank.numerics import rounding
 from cvxrank.tolerances import within
-from cvxrank.trace import Run, SolverOptions, Status, TraceRecorder
 
 #: Most features for which a Newton step may form the d x d Newton matrix instead of running
 #: CG. It is formed (d Hessian products, one per column of X) when the last step's CG needed
@@ -132,7 +133,7 @@ MAX_ITER = 50
 #: Solver names by pairwise-loss engine.
 ENGINE_SOLVER = {"pairs": "prsvm", "sorted": "prsvm+"}
 
-#: Capabilities (:mod:`cvxrank.capabilities`) each engine needs of the formulation.
+#: Capabilities (:mod:`cvxrank.core.capabilities`) each engine needs of the formulation.
 ENGINE_NEEDS = {"pairs": ("pairwise_newton",), "sorted": ("pairwise_newton", "sorted_pairs")}
 
 
@@ -156,7 +157,7 @@ def solve_truncated_newton(
     options : SolverOptions
         ``tol``: relative certified gap (module docstring); ``max_iter``: Newton
         iterations; ``time_budget``, ``callback``, ``until``
-        (:class:`~cvxrank.trace.SolverOptions`); the method is deterministic (no seed).
+        (:class:`~cvxrank.core.trace.SolverOptions`); the method is deterministic (no seed).
     engine : {"sorted", "pairs"}
         ``"sorted"``: PRSVM+ (O(nd + n log n), no pairs, structured weights only);
         ``"pairs"``: PRSVM (O(nd + p) through the pair operator A).
@@ -329,7 +330,7 @@ class NewtonModel(Protocol):
 
     def gradient_error(self, w: np.ndarray, C: float) -> np.ndarray:
         r"""Per feature, a bound on the rounding of :math:`w + C X^\top \partial L /
-        \partial s` at the iterate ``w`` (:func:`cvxrank.rounding.gradient_error`)."""
+        \partial s` at the iterate ``w`` (:func:`cvxrank.numerics.rounding.gradient_error`)."""
 
 
 class LocalNewtonModel:
@@ -396,7 +397,7 @@ class LocalNewtonModel:
 class ScoreError:
     r"""A bound on :math:`\|\hat s - X \hat w\|_\infty` for scores that a solver updates
     along its steps, :math:`\hat s \leftarrow \hat s - fl(X (t d))`, from exact 0 at
-    w = 0 (:func:`cvxrank.rounding.score_step_error` per step).
+    w = 0 (:func:`cvxrank.numerics.rounding.score_step_error` per step).
 
     Parameters
     ----------
@@ -412,7 +413,7 @@ class ScoreError:
 
     def after(self, step: np.ndarray, w_new: np.ndarray) -> ScoreError:
         """The bound after the update by ``step`` (:math:`t d`) to ``w_new``; the scores'
-        size from the weights' (:func:`cvxrank.rounding.score_bound`)."""
+        size from the weights' (:func:`cvxrank.numerics.rounding.score_bound`)."""
         scores_max = rounding.score_bound(self.column_scales, w_new) + self.value
         return ScoreError(self.column_scales, self.value + rounding.score_step_error(
             self.column_scales, step, w_new, scores_max))

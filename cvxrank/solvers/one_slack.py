@@ -60,13 +60,13 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank import rounding
-from cvxrank.capabilities import solver
-from cvxrank.cuts import QueryCuts
-from cvxrank.rounding import LossRounding
+from cvxrank.core.capabilities import solver
+from cvxrank.core.trace import Run, SolverOptions
+from cvxrank.numerics import rounding
+from cvxrank.numerics.cuts import QueryCuts
+from cvxrank.numerics.rounding import LossRounding
 from cvxrank.solvers.cutting_plane import Finish, Polished, run_cutting_plane
-from cvxrank.threads import blas_threads
-from cvxrank.trace import Run, SolverOptions
+from cvxrank.utils.threads import blas_threads
 
 #: The finish's bands, as fractions f of the certified radius r, the widest first: the
 #: pairs with :math:`|t_k| \le f\, r \|d_k\|` are the undecided ones, for the first f whose
@@ -96,7 +96,7 @@ FIRST_CROSSINGS = 32
 def loss_cuts(formulation: Any) -> Callable[[np.ndarray], QueryCuts]:
     r"""The 1-slack oracle: the pairwise loss at w as the piece :math:`R(v) \ge c - g^\top v`
     of one block (one sorted loss evaluation and one product with :math:`X^\top`), with the
-    rounding bounds of the loss and of g (:mod:`cvxrank.rounding`: the scores :math:`Xw`
+    rounding bounds of the loss and of g (:mod:`cvxrank.numerics.rounding`: the scores :math:`Xw`
     computed afresh)."""
     X = formulation.X
     data = formulation.data
@@ -115,8 +115,8 @@ def loss_cuts(formulation: Any) -> Callable[[np.ndarray], QueryCuts]:
 def cut_rounding(data: Any, w: np.ndarray, loss: LossRounding, grad: np.ndarray | None, *,
                  grad_norms: tuple[float, float] | None = None) -> tuple[float, float]:
     r"""The rounding bounds of the 1-slack piece at w: of the loss at the scores
-    :math:`fl(Xw)` (off by :func:`cvxrank.rounding.product_error`) and, in the 2-norm, of
-    :math:`g = -X^\top \partial_s R` (:func:`cvxrank.rounding.gradient_error`, without
+    :math:`fl(Xw)` (off by :func:`cvxrank.numerics.rounding.product_error`) and, in the 2-norm, of
+    :math:`g = -X^\top \partial_s R` (:func:`cvxrank.numerics.rounding.gradient_error`, without
     the regularizer's term); ``grad_norms`` the 1- and 2-norms of the loss's gradient in
     the scores where ``grad`` is not at hand (shards)."""
     delta = rounding.product_error(data.column_scales, w)
@@ -398,7 +398,7 @@ def solve_one_slack(
     options : SolverOptions
         ``tol``: stop at a certified relative gap ``(P(w) - D(lambda)) / P(w) <= tol``;
         ``max_iter``: masters at most; ``time_budget``, ``callback``, ``until`` as
-        :class:`~cvxrank.trace.SolverOptions` says (the method is deterministic).
+        :class:`~cvxrank.core.trace.SolverOptions` says (the method is deterministic).
     master : {"active-set", "cvxpy"}
         The hand-written master (:func:`~cvxrank.solvers.simplex_product_qp.simplex_qp`) or
         CVXPY's (:func:`~cvxrank.solvers.cutting_plane.solve_master_cvxpy`, its

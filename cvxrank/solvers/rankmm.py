@@ -99,7 +99,7 @@ overflows and a level whose terms are all tiny is not rounded to zero against an
 level's); :math:`Z_i` is computed first, so each coefficient is a shifted
 :math:`e^{\pm\theta_j - t_\ell} \le 1` times a level factor that is a sum of normalized
 probabilities, at most 1: two exponentials per document. :math:`\alpha` itself
-(:math:`O(p)`) is materialized only for the returned :class:`~cvxrank.trace.Run`.
+(:math:`O(p)`) is materialized only for the returned :class:`~cvxrank.core.trace.Run`.
 
 Step sizes
 ----------
@@ -166,12 +166,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxrank import tolerances
-from cvxrank.capabilities import solver
+from cvxrank.core.capabilities import solver
+from cvxrank.core.trace import Run, SolverOptions, TraceRecorder
 from cvxrank.data.ranking_data import largest_distance_to_mean
 from cvxrank.formulations.base import squared_operator_norm
-from cvxrank.sets import Box, L1InfLayout
+from cvxrank.numerics.sets import Box, L1InfLayout
 from cvxrank.solvers.stochastic import RECORDS
-from cvxrank.trace import Run, SolverOptions, TraceRecorder
 
 Projection = Literal["exact", "paper"]
 
@@ -187,7 +187,7 @@ PILOT_PASSES = 50
 
 #: Draws of queries made at once.
 DRAW_CHUNK = 4096
-#: Steps between the checks of the time budget and of a Ctrl-C (:meth:`~cvxrank.trace.
+#: Steps between the checks of the time budget and of a Ctrl-C (:meth:`~cvxrank.core.trace.
 #: TraceRecorder.stop_due`) between two records.
 STOP_CHECK = 64
 
@@ -263,7 +263,7 @@ class QueryBlocks:
         return self._cache["lipschitz"]
 
     def l1inf_layouts(self, formulation: Any) -> list[L1InfLayout]:
-        r"""Per block, the :class:`~cvxrank.sets.L1InfLayout` of its pairs grouped by lower
+        r"""Per block, the :class:`~cvxrank.numerics.sets.L1InfLayout` of its pairs grouped by lower
         document (RankMM-3's :math:`P_{ik}`, :attr:`RankMM.lower_group`); cached."""
         if "layouts" not in self._cache:
             group, _, _ = formulation.lower_group
@@ -469,7 +469,7 @@ def solve_sgp(
         D(\alpha))/P(w)` is at most ``tol`` (checked every ``record_every`` steps; 0 runs
         ``max_iter`` steps); ``max_iter``: the number of steps T; ``seed``: the query draws;
         ``callback(t, w, alpha, trace)``, ``time_budget`` (checked at the records) and
-        ``until`` as :class:`~cvxrank.trace.SolverOptions` says.
+        ``until`` as :class:`~cvxrank.core.trace.SolverOptions` says.
     record_every : int or None
         Steps between records (default ``max(1, max_iter // 200)``).
     eta0 : float or None
@@ -626,7 +626,7 @@ def solve_seg(
         ``max_iter`` steps); ``max_iter``: the number of steps T; ``seed``: the query draws
         (the same seed draws the same queries in ``seg`` and ``seg-pairs``);
         ``callback(t, w, alpha, trace)`` at the records (``alpha`` is None in ``seg``),
-        ``time_budget`` and ``until`` as :class:`~cvxrank.trace.SolverOptions` says.
+        ``time_budget`` and ``until`` as :class:`~cvxrank.core.trace.SolverOptions` says.
     record_every : int or None
         Steps between records (default ``max(1, max_iter // 200)``).
     eta0 : float or None

@@ -48,9 +48,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxrank import tolerances
-from cvxrank.capabilities import solver
+from cvxrank.core.capabilities import solver
+from cvxrank.core.trace import Run, SolverOptions, TraceRecorder
 from cvxrank.formulations.pair_losses import SortedPairLoss
-from cvxrank.trace import Run, SolverOptions, TraceRecorder
 
 #: Number of trace records a run aims at (``record_every = max(1, max_iter // RECORDS)``).
 RECORDS = 200

@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cvxrank.certify import combined_report, measure_report
+from cvxrank.certificates.certify import combined_report, measure_report
 from cvxrank.errors import CvxrankError, PairLimitError, SolverError
 from cvxrank.experiments.agarwal_collins import (
     C_GRID,
@@ -205,7 +205,7 @@ class CertifiedTask:
         """Fit the loss at C with :func:`cvxrank.fitting.fit_formulation` to ``tol`` and on
         until the measures of vali.txt and test.txt are certified; fall back to w = 0 when
         the solver does not converge (or fails) and the zero test proved w = 0 optimal."""
-        from cvxrank.certify import EvaluationTarget, reported_measures
+        from cvxrank.certificates.certify import EvaluationTarget, reported_measures
         from cvxrank.fitting import fit_formulation
         from cvxrank.formulations.rankmm import RankMM
 
@@ -310,7 +310,7 @@ class CertifiedResult:
     error : str or None
     certified : dict
         Per test measure: whether it is the optimum's (``certified``) and the test queries
-        that are not (:func:`cvxrank.certify.measure_report`).
+        that are not (:func:`cvxrank.certificates.certify.measure_report`).
     """
 
     task: CertifiedTask

@@ -277,8 +277,8 @@ def write_fig1(result: Fig1Result, out_dir: str | Path) -> dict[str, Path]:
         ``{"markdown", "csv", "points_csv", "json", "png"}`` to paths
         (:data:`FIG1_FILES`).
     """
-    from cvxrank.jsonable import to_jsonable
     from cvxrank.plots import new_figure
+    from cvxrank.utils.jsonable import to_jsonable
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from cvxrank import tolerances
+from cvxrank.core.trace import Run, Trace
 from cvxrank.experiments.agarwal_collins import SOLVERS
-from cvxrank.trace import Run, Trace
 
 
 @dataclass

@@ -22,9 +22,9 @@ Matlab code multiplies it by C/2, so the paper's "C = 1e-4 for Ohsumed" (Sect. 5
 
 Times are wall-clock seconds of the whole training call *including its set-up* (building
 the pairs and the operator A for PRSVM, the sorted blocks for PRSVM+, the pairs and the
-explicit p x d differences for LinearSVC); beside them, the :class:`~cvxrank.trace.Run`'s
-solver clock split into ``setup_time`` (:attr:`~cvxrank.trace.Run.setup_time`) and
-``solver_time`` (:attr:`~cvxrank.trace.Run.solve_time`: the Newton iterations with their
+explicit p x d differences for LinearSVC); beside them, the :class:`~cvxrank.core.trace.Run`'s
+solver clock split into ``setup_time`` (:attr:`~cvxrank.core.trace.Run.setup_time`) and
+``solver_time`` (:attr:`~cvxrank.core.trace.Run.solve_time`: the Newton iterations with their
 certified duality gaps, or LIBLINEAR's fit). PRSVM+'s compiled kernels are loaded before the
 first timed run (:func:`cvxrank.experiments.tasks.prepare_process`).
 

@@ -84,8 +84,8 @@ class ScalingRun:
     times : list of float
         Every repeat's wall-clock time.
     setup_time, solver_time : float
-        Medians of the solver clock's set-up (:attr:`~cvxrank.trace.Run.setup_time`) and of
-        the solver clock after it (:attr:`~cvxrank.trace.Run.solve_time`).
+        Medians of the solver clock's set-up (:attr:`~cvxrank.core.trace.Run.setup_time`) and of
+        the solver clock after it (:attr:`~cvxrank.core.trace.Run.solve_time`).
     newton_iterations : int
         Newton iterations (the method is deterministic: the same in every repeat).
     cg_iterations : list of int

@@ -61,7 +61,8 @@ def table3_markdown(result: Table3Result) -> str:
     uncertified = {LABELS[m]: result.uncertified(m) for m in ms
                    if result.uncertified(m) != 0}
     certified = ("Every NDCG@10 above is certified: the exact optimum's on every test query "
-                 "(cvxrank.certify; the Newton methods go on past their tolerance until it is)."
+                 "(cvxrank.certificates.certify; the Newton methods go on past their tolerance "
+                 "until it is)."
                  if not uncertified else
                  f"{UNCERTIFIED_MARK}: not certified as the optimum's NDCG@10 (queries, summed "
                  "over the folds: " + ", ".join(f"{m} {'?' if n is None else n}"

@@ -4,7 +4,7 @@
 eq. (1) on ``train.txt`` with PRSVM (:func:`~cvxrank.solvers.newton.solve_prsvm`, Sect. 3),
 PRSVM+ (:func:`~cvxrank.solvers.newton.solve_prsvm_plus`, Sect. 4) and scikit-learn's
 ``LinearSVC`` on the explicit pair differences
-(:func:`~cvxrank.baselines.fit_linearsvc_pairs`, the same objective), and reports test
+(:func:`~cvxrank.solvers.baselines.fit_linearsvc_pairs`, the same objective), and reports test
 NDCG@10 (LETOR 3.0 conventions), training time and final objective per fold, and how closely
 the three objectives agree. Each (fold, method) is one
 :class:`~cvxrank.experiments.tasks.Task`, run in this process in order; :class:`Table3Config`
@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cvxrank import tolerances
+from cvxrank.core.trace import Run
 from cvxrank.errors import CvxrankError
 from cvxrank.experiments.backends import Log
 from cvxrank.experiments.chapelle import DEFAULT_C, LABELS
@@ -29,7 +30,6 @@ from cvxrank.experiments.config import LetorConfig, check_sequential, normalize
 from cvxrank.experiments.sources import LetorFold
 from cvxrank.experiments.tasks import Task, TaskResult
 from cvxrank.tolerances import relative_gap
-from cvxrank.trace import Run
 
 #: Table 3 of the paper, Ohsumed row: NDCG@10 and total training time of the five folds
 #: (seconds on the authors' machine).
@@ -110,10 +110,10 @@ class MethodRun:
 
     * ``time``: wall-clock seconds of the training call, set-up included (the task's
       :attr:`~cvxrank.experiments.tasks.TaskResult.wall_time`);
-    * ``setup_time``: the run's :attr:`~cvxrank.trace.Run.setup_time` (pairs and A for
+    * ``setup_time``: the run's :attr:`~cvxrank.core.trace.Run.setup_time` (pairs and A for
       PRSVM, sorted blocks for PRSVM+, each with the loss and certificate at ``w = 0``;
       pairs and p x d differences for LinearSVC);
-    * ``solver_time``: the run's :attr:`~cvxrank.trace.Run.solve_time`, the solver clock
+    * ``solver_time``: the run's :attr:`~cvxrank.core.trace.Run.solve_time`, the solver clock
       after the set-up (Newton iterations with their certified gaps; LIBLINEAR's fit).
 
     Attributes
@@ -129,7 +129,7 @@ class MethodRun:
         (:func:`cvxrank.metrics.evaluate`).
     certified : dict
         Whether the NDCG@10 is the exact optimum's (``certified``) and how many test
-        queries are not certified (:func:`cvxrank.certify.measure_report`); the Newton
+        queries are not certified (:func:`cvxrank.certificates.certify.measure_report`); the Newton
         methods go on until it is, LinearSVC stops at LIBLINEAR's tolerance.
     """
 
@@ -146,12 +146,12 @@ class MethodRun:
 
     @property
     def setup_time(self) -> float:
-        """The solver clock's set-up (:attr:`~cvxrank.trace.Run.setup_time`)."""
+        """The solver clock's set-up (:attr:`~cvxrank.core.trace.Run.setup_time`)."""
         return self.run.setup_time
 
     @property
     def solver_time(self) -> float:
-        """The solver clock after the set-up (:attr:`~cvxrank.trace.Run.solve_time`)."""
+        """The solver clock after the set-up (:attr:`~cvxrank.core.trace.Run.solve_time`)."""
         return self.run.solve_time
 
     @property

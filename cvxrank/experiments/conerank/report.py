@@ -436,8 +436,8 @@ TABLE1_FILES = {"markdown": f"{STEM}-table1.md", "csv": f"{STEM}-table1.csv",
 
 def write_table1(result: Table1Result, out_dir: str | Path) -> dict[str, Path]:
     """Write every file into ``out_dir``; return ``{kind: path}`` (:data:`TABLE1_FILES`)."""
-    from cvxrank.jsonable import to_jsonable
     from cvxrank.plots import new_figure
+    from cvxrank.utils.jsonable import to_jsonable
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

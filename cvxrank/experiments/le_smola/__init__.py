@@ -16,8 +16,8 @@ Methods (:mod:`cvxrank.methods`, all by cutting planes with a certified gap):
 
 On OHSUMED (about 150 documents a query) DORM's NDCG@10 bound has the optimum w = 0 for
 every c and C, exactly: 0 lies inside the subdifferential of the summed loss at w = 0 with a
-margin (:mod:`cvxrank.zero_certificate`, from the cutting plane's own pieces), so w = 0 is
-optimal for every C > 0, the model radius is 0 and DORM's test measures, the zero model's
+margin (:mod:`cvxrank.certificates.zero_certificate`, from the cutting plane's own pieces), so w = 0
+is optimal for every C > 0, the model radius is 0 and DORM's test measures, the zero model's
 (every score tied, letor3's tie rule: file order), are certified.
 
 :mod:`~cvxrank.experiments.le_smola.protocol` runs it (its

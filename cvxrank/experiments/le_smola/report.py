@@ -37,11 +37,11 @@ def le_smola_markdown(result: LeSmolaResult) -> str:
                    for m in result.methods for k, c in m.certified().items()
                    if not c["certified"]]
     lines += ["", "Every measure above is certified: the exact optimum's on every test query "
-              "of every fold (cvxrank.certify)." if not uncertified else
+              "of every fold (cvxrank.certificates.certify)." if not uncertified else
               f"{UNCERTIFIED_MARK}: not certified as the optimum's (test queries, summed over "
               f"the folds): {', '.join(uncertified)}: the model radius is not below those "
               "queries' score gaps (a zero model needs w = 0 proven the exact optimum, "
-              "cvxrank.zero_certificate)."]
+              "cvxrank.certificates.zero_certificate)."]
     lines += ["", "Table 2 style (selected fits, fold means): support vectors = cuts with a "
               "nonzero multiplier at the end (n-slack: working set after pruning); iterations "
               "= column-generation iterations; master = share of the solver's time in the "
@@ -59,8 +59,8 @@ def le_smola_markdown(result: LeSmolaResult) -> str:
     if proven:
         lines += ["", f"{', '.join(proven)}: the optimum is exactly w = 0 on every fold, for "
                   "every C (proven: 0 lies inside the subdifferential of the summed loss at 0 "
-                  "with a margin, cvxrank.zero_certificate), so the test measures are the zero "
-                  "model's (all scores tied, letor3's tie rule: file order)."]
+                  "with a margin, cvxrank.certificates.zero_certificate), so the test measures "
+                  "are the zero model's (all scores tied, letor3's tie rule: file order)."]
     unproven = [m.spec.label for m in zero if m.spec.label not in proven]
     if unproven:
         lines += ["", f"{', '.join(unproven)}: the fits returned w = 0 on every fold, not "

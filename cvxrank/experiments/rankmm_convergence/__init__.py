@@ -8,7 +8,7 @@ suboptimality :math:`O(1/\sqrt T)` and :math:`O(1/T)`. Their experiments stop af
 1000 steps (Sect. 4), never at a certified optimum.
 :func:`~cvxrank.experiments.rankmm_convergence.protocol.run_convergence` runs, on one data set
 and one C, every solver of the three duals against the certified CVXPY optimum
-(:func:`cvxrank.reference.solve_reference`) over several seeds:
+(:func:`cvxrank.certificates.reference.solve_reference`) over several seeds:
 
 ==============  ===================  ==================================================
 loss            dual set             series

@@ -219,7 +219,7 @@ def figure_rankmm_eg(result: ConvergenceResult) -> Figure:
 
 def figure_rankmm_projection(result: ConvergenceResult) -> Figure:
     """The paper's projection order against the exact projection on RankMM-3's
-    :math:`\\ell_{1,\\infty}` dual (Sect. 3.3; :class:`cvxrank.sets.L1InfBall`, Notes).
+    :math:`\\ell_{1,\\infty}` dual (Sect. 3.3; :class:`cvxrank.numerics.sets.L1InfBall`, Notes).
 
     Left and middle: ``sgp`` with the exact projection and with the paper's order (project
     onto the ball, then clip; dashed), same seeds, against steps and solver time. Right: at

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cvxrank import tolerances
+from cvxrank.certificates.validate import RateSpec, validate_runs
+from cvxrank.core.trace import Run, Trace
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.experiments.backends import Log
 from cvxrank.experiments.rankmm_convergence import DEFAULT_C, DEFAULT_SEEDS, DEFAULT_STEPS
@@ -29,11 +31,9 @@ from cvxrank.solvers.rankmm import (
     solve_seg_pairs,
     solve_sgp,
 )
-from cvxrank.trace import Run, Trace
-from cvxrank.validate import RateSpec, validate_runs
 
 if TYPE_CHECKING:
-    from cvxrank.reference import Reference
+    from cvxrank.certificates.reference import Reference
 
 
 #: The dual set of each loss, for titles and tables.
@@ -153,7 +153,8 @@ class DualRun:
 
     def summary(self, key: str) -> dict[str, Any]:
         """Medians over the seeds of a series and the rate fitted to its mean dual
-        suboptimality (:func:`cvxrank.validate.validate_runs`), beside the proven one."""
+        suboptimality (:func:`cvxrank.certificates.validate.validate_runs`), beside the proven
+        one."""
         spec = next(s for s in SERIES if s.key == key)
         runs = self.runs[key]
         tol = tolerances.STOCHASTIC_GAP if spec.stochastic else tolerances.FAST_SOLVER_GAP
@@ -310,7 +311,9 @@ def run_convergence(
     unknown = sorted(set(losses) - set(RANKMM_LOSSES))
     if unknown:
         raise ValueError(f"unknown losses {unknown}; RankMM has {', '.join(RANKMM_LOSSES)}")
-    from cvxrank.reference import solve_reference  # CVXPY: imported when the runs start
+    from cvxrank.certificates.reference import (
+        solve_reference,  # CVXPY: imported when the runs start
+    )
 
     say = log or (lambda line: None)
     duals: dict[str, DualRun] = {}

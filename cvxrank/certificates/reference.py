@@ -52,8 +52,8 @@ import numpy as np
 
 from cvxrank.errors import CacheWarning, SolverError
 from cvxrank.formulations.base import Formulation
-from cvxrank.output_files import usable_cache_dir
 from cvxrank.tolerances import FEASIBILITY, reference_agreement, relative_gap
+from cvxrank.utils.output_files import usable_cache_dir
 
 #: Solver settings used for reference solves (keys are CVXPY solver names). Interior-point
 #: solvers are run close to machine precision; ECOS stops with ``optimal_inaccurate`` on

@@ -1,8 +1,8 @@
 r"""The compiled exact projection onto the :math:`\ell_{1,\infty}` ball in the orthant.
 
-:class:`~cvxrank.sets.L1InfLayout` projects with one of two exact methods (the KKT
+:class:`~cvxrank.numerics.sets.L1InfLayout` projects with one of two exact methods (the KKT
 conditions of Quattoni et al. 2009, Sect. 4, adapted to the orthant: see
-:class:`~cvxrank.sets.L1InfBall`, Notes):
+:class:`~cvxrank.numerics.sets.L1InfBall`, Notes):
 
 * **compiled** (:func:`project_blocks`, this module): a Newton root search on each block's
   threshold :math:`\theta_b`, without sorting. Each step is one pass over the block's
@@ -11,7 +11,7 @@ conditions of Quattoni et al. 2009, Sect. 4, adapted to the orthant: see
   :math:`O(m)` in practice. The steps are capped
   at :func:`step_limit` (:math:`O(\log m)`), so it is :math:`O(m \log m)` in the worst
   case, where a call in which a block reaches the cap is redone by the sort-based method.
-* **numpy** (:meth:`~cvxrank.sets.L1InfLayout.project_sorted`): Quattoni et al.'s
+* **numpy** (:meth:`~cvxrank.numerics.sets.L1InfLayout.project_sorted`): Quattoni et al.'s
   breakpoint algorithm with two ``argsort`` of m numbers and some twenty whole-array passes,
   :math:`O(m \log m)`.
 
@@ -21,8 +21,8 @@ rounding only (at most 1e-17 sigma m on the 1000 inputs of
 
 Which one runs (:func:`use_compiled`)
 -------------------------------------
-The kernel whenever ``make install`` compiled it ahead of time (:mod:`cvxrank.aot`: loaded in
-well under a millisecond, without numba). Without that module it is compiled by numba
+The kernel whenever ``make install`` compiled it ahead of time (:mod:`cvxrank.compiled.aot`: loaded
+in well under a millisecond, without numba). Without that module it is compiled by numba
 (``njit(cache=True, nogil=True)``) and cached on disk (``__pycache__``), so a process pays a
 fixed cost before its first compiled call: importing
 numba and loading the cached machine code, 0.2-0.25 s in a fresh process on the machine of
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank import aot
+from cvxrank.compiled import aot
 
 #: Seconds the numpy method may spend in a process before the kernel is loaded (about the
 #: kernel's fixed cost, 0.2-0.25 s from a fresh process, more on a slower or loaded machine).
@@ -68,7 +68,7 @@ def _project_blocks(v: np.ndarray, perm: np.ndarray, group_ptr: np.ndarray,
                     max_steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     r"""The projection of ``v`` onto :math:`\{z \ge 0 : \sum_{g \in b} \max_{j \in g} z_j
     \le R_b\}` for every block b, by Newton steps on the threshold (see
-    :class:`~cvxrank.sets.L1InfBall`, Notes).
+    :class:`~cvxrank.numerics.sets.L1InfBall`, Notes).
 
     Parameters
     ----------
@@ -200,7 +200,7 @@ def _project_blocks(v: np.ndarray, perm: np.ndarray, group_ptr: np.ndarray,
 
 def _dispatcher() -> Any:
     """The compiled kernel: the ahead-of-time module's function when ``make install`` built
-    it for this version of the file (:mod:`cvxrank.aot`), else numba's dispatcher (numba
+    it for this version of the file (:mod:`cvxrank.compiled.aot`), else numba's dispatcher (numba
     imported here, on first use)."""
     if _STATE["dispatcher"] is None:
         ahead = aot.load(__file__)
@@ -219,7 +219,7 @@ _SIGNATURE = ("Tuple((f8[::1], f8[::1], f8[::1], i8))(f8[::1], i8[::1], i8[::1],
 
 
 def build_ahead() -> None:
-    """Compile the kernel ahead of time (:func:`cvxrank.aot.build`; ``make install``)."""
+    """Compile the kernel ahead of time (:func:`cvxrank.compiled.aot.build`; ``make install``)."""
     aot.build(__file__, {"project_blocks": (_project_blocks, _SIGNATURE)})
 
 
@@ -232,7 +232,7 @@ def __getattr__(name: str) -> Any:
 
 def warm_up() -> None:
     """Compile (or load from numba's cache) the kernel for the argument types
-    :class:`~cvxrank.sets.L1InfLayout` uses; from then on this process uses it.
+    :class:`~cvxrank.numerics.sets.L1InfLayout` uses; from then on this process uses it.
 
     The first call costs importing numba and loading the kernel from ``__pycache__``
     (0.2-0.25 s from a fresh process) or, after a change of this file, compiling it;

@@ -24,7 +24,7 @@ plain JSON object (never a pickle: reading a model runs no code) with these keys
 ``solver``, ``iterations``, ``objective``
     The solver that made the model, its iterations, and the primal objective at the model.
 ``status``, ``converged``, ``gap``, ``relative_gap``, ``w_radius``
-    The fit's certificate (:meth:`cvxrank.trace.Run.certificate`): why it stopped, the
+    The fit's certificate (:meth:`cvxrank.core.trace.Run.certificate`): why it stopped, the
     certified duality gap and the certified bound on ``||w - w*||``; null where there is
     none (ConeRank's, a run without a dual).
 the arrays
@@ -51,9 +51,9 @@ import numpy as np
 from cvxrank.data.normalize import COLUMN_NORMALIZATIONS, NORMALIZATIONS, Normalization
 from cvxrank.data.ranking_data import MAX_GRADE, RankingData, row_scores
 from cvxrank.errors import DataFormatError
-from cvxrank.jsonable import to_jsonable
 from cvxrank.methods import METHODS, Method, Param
-from cvxrank.output_files import write_text_atomically
+from cvxrank.utils.jsonable import to_jsonable
+from cvxrank.utils.output_files import write_text_atomically
 
 #: The ``format`` of a model file.
 FORMAT = "cvxrank-model"
@@ -79,7 +79,7 @@ METHOD_ARRAYS = {"conerank": frozenset({"U", "v"}),
 #: Largest model file read (bytes): a 10^6-feature model's weights take about 25 MB.
 MAX_BYTES = 256 * 2**20
 
-#: The statuses a model file may record (:class:`cvxrank.trace.Status`).
+#: The statuses a model file may record (:class:`cvxrank.core.trace.Status`).
 STATUSES = ("converged", "max_iter", "time_budget", "interrupted", "numerical")
 
 
@@ -106,7 +106,7 @@ class SavedModel:
     objective : float
         The primal objective at the model (NaN when unknown).
     status : str
-        Why the solver stopped (a :class:`cvxrank.trace.Status` value).
+        Why the solver stopped (a :class:`cvxrank.core.trace.Status` value).
     converged : bool
         Whether it met its tolerance.
     gap, relative_gap : float
@@ -209,7 +209,7 @@ def linear_scores(X: np.ndarray | Any, weights: np.ndarray, *,
 
 def write_model(path: str | os.PathLike[str], model: SavedModel) -> None:
     """Write ``model`` to ``path`` as JSON, through a temporary file renamed into place
-    (:func:`cvxrank.output_files.write_text_atomically`)."""
+    (:func:`cvxrank.utils.output_files.write_text_atomically`)."""
     write_text_atomically(path, json.dumps(model.document(), indent=2, allow_nan=False) + "\n")
 
 

@@ -1,9 +1,9 @@
 """Compile every numba kernel of cvxrank ahead of time, at install.
 
-``make install`` runs ``python -m cvxrank.precompile`` once the package is installed. Each
+``make install`` runs ``python -m cvxrank.compiled.precompile`` once the package is installed. Each
 kernel file (the sorted passes of PRSVM+ and the 1-slack, RankMM-3's l1,inf projection, the
 SVMlight reader of large files) is compiled into an extension module beside it
-(:mod:`cvxrank.aot`), which a user's process loads in well under a millisecond without
+(:mod:`cvxrank.compiled.aot`), which a user's process loads in well under a millisecond without
 importing numba. Where that cannot be built (no C compiler, a read-only install), the kernels
 are compiled into numba's on-disk cache instead, so that a first call loads machine code
 (a fraction of a second) rather than compiling it (several seconds). Running it again is
@@ -16,14 +16,14 @@ import time
 from collections.abc import Callable
 from types import ModuleType
 
-from cvxrank import aot
+from cvxrank.compiled import aot
 
 
 def _kernel_files() -> list[tuple[str, ModuleType, Callable[[], None], Callable[[], None]]]:
     """(what, module, ahead-of-time build, just-in-time warm-up) of each kernel file."""
-    from cvxrank import l1inf_kernels
     from cvxrank.data import svmlight_compiled
     from cvxrank.formulations import sorted_kernels
+    from cvxrank.numerics import l1inf_kernels
 
     return [
         ("sorted pair-loss passes", sorted_kernels, sorted_kernels.build_ahead,
@@ -51,7 +51,7 @@ def main() -> None:
                 warm_up()
                 how = (f"just-in-time cache (the ahead-of-time build failed: "
                        f"{type(error).__name__}: {error})")
-        print(f"cvxrank.precompile: {what}: {how}, {time.perf_counter() - start:.2f} s")
+        print(f"cvxrank.compiled.precompile: {what}: {how}, {time.perf_counter() - start:.2f} s")
 
 
 if __name__ == "__main__":

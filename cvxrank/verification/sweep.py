@@ -3,18 +3,18 @@
 :func:`run_verification` is what ``cvxrank verify`` and ``cvxrank figures`` call, and what a
 notebook or a test calls directly::
 
-    from cvxrank.verification import run_verification
+    from cvxrank.verification.sweep import run_verification
     outcomes = run_verification(quick=True)
     [o.summary() for o in outcomes if not o.passed]
 
 For every instance and every entry it builds the formulation (with the instance's
 hyper-parameters for the entry's method, :meth:`cvxrank.registry.Entry.instance_params`),
 runs the solver (once per seed for stochastic entries) and judges the run(s) as the entry
-says: against the certified reference (:func:`cvxrank.reference.solve_reference`, cached per
-formulation, parameters and solver; :func:`cvxrank.validate.validate_runs`), or as a monotone
-alternation (:func:`cvxrank.validate.validate_alternation`). Anything that raises along the
-way (building, reference, solver, validation) makes that pair fail with the exception in its
-reasons; it never stops the other pairs.
+says: against the certified reference (:func:`cvxrank.certificates.reference.solve_reference`,
+cached per formulation, parameters and solver; :func:`cvxrank.certificates.validate.validate_runs`),
+or as a monotone alternation (:func:`cvxrank.certificates.validate.validate_alternation`). Anything
+that raises along the way (building, reference, solver, validation) makes that pair fail with the
+exception in its reasons; it never stops the other pairs.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cvxrank.instances import Instance, instance_set
-from cvxrank.reference import Reference, check_solver, solve_reference
+from cvxrank.certificates.reference import Reference, check_solver, solve_reference
+from cvxrank.certificates.validate import Validation, validate_alternation, validate_runs
+from cvxrank.core.trace import Run
+from cvxrank.data.instances import Instance, instance_set
 from cvxrank.registry import Entry, entries
-from cvxrank.trace import Run
-from cvxrank.validate import Validation, validate_alternation, validate_runs
 
 #: Columns of the trace CSV files written beside the figures.
 TRACE_COLUMNS = ("formulation", "solver", "instance", "seed", "iteration", "time", "primal",
@@ -227,7 +227,7 @@ def run_verification(
     selected : sequence of Entry or None
         Entries to run (default: every registered entry, :func:`cvxrank.registry.entries`).
     instances : sequence of Instance or None
-        Instances (default :func:`cvxrank.instances.instance_set` of ``quick``).
+        Instances (default :func:`cvxrank.data.instances.instance_set` of ``quick``).
     reference_solver : str
         CVXPY solver of the certified references.
     quick : bool

@@ -3,8 +3,8 @@ r"""Certificates on what a fit reports: its model and the measures it is judged 
 A duality gap certifies the objective; researchers report ranking measures, which depend on
 w. With the :math:`\tfrac12\|w\|^2` regularizer the primal is 1-strongly convex, so a
 certified gap g puts the optimum in the ball :math:`\|w - w^*\| \le r = \sqrt{2g}` (the run's
-``w_radius``, :mod:`cvxrank.trace`); :mod:`cvxrank.measure_certificate` decides, per query
-and measure, whether every w' of that ball ranks the query with the same measure value,
+``w_radius``, :mod:`cvxrank.core.trace`); :mod:`cvxrank.certificates.measure_certificate` decides,
+per query and measure, whether every w' of that ball ranks the query with the same measure value,
 i.e. whether the reported value is the exact optimum's.
 
 This module turns that into stopping rules and report fields:
@@ -30,9 +30,9 @@ import numpy as np
 from cvxrank.data.ranking_data import RankingData
 
 if TYPE_CHECKING:
+    from cvxrank.certificates.measure_certificate import MeasureCertificate
+    from cvxrank.core.trace import Run, StopRule
     from cvxrank.formulations.base import Objective
-    from cvxrank.measure_certificate import MeasureCertificate
-    from cvxrank.trace import Run, StopRule
 
 
 #: The smallest positive radius: a ball this small certifies every order but exact score
@@ -81,9 +81,9 @@ class EvaluationTarget:
 
     def certificates(self, formulation: Objective, w: np.ndarray,
                      radius: float) -> list[MeasureCertificate]:
-        """One :class:`~cvxrank.measure_certificate.MeasureCertificate` per set, for the
-        model ``w`` of ``formulation`` and the radius ``radius``."""
-        from cvxrank.measure_certificate import certify_measures
+        """One :class:`~cvxrank.certificates.measure_certificate.MeasureCertificate` per set, for
+        the model ``w`` of ``formulation`` and the radius ``radius``."""
+        from cvxrank.certificates.measure_certificate import certify_measures
 
         weights = formulation.weights(w)
         d = weights.size

@@ -87,7 +87,7 @@ class Trace:
         The certified model radius at the record (module docstring; infinite when the run
         has no certificate there).
     gap_error : list of float
-        The bound on the rounding of ``gap`` (:mod:`cvxrank.rounding`): the true gap lies
+        The bound on the rounding of ``gap`` (:mod:`cvxrank.numerics.rounding`): the true gap lies
         within ``gap +- gap_error``, and ``gap + gap_error`` is the certified bound.
     extra : dict of str to list of float
         Columns a solver adds of its own (number of cuts, master value, block index, ...),
@@ -151,7 +151,7 @@ def certified_radius(gap: float, strong_convexity: float, gap_error: float) -> f
     Infinite without a certificate (a non-finite gap or bound), without strong convexity
     (:math:`\mu = 0`) or when g + e < 0 (a broken certificate: rounding cannot explain
     it). 0 only where g + e is exactly 0, which a computed certificate of a nonzero w never
-    is (the zero model's proof, :mod:`cvxrank.zero_certificate`, is the one way to 0).
+    is (the zero model's proof, :mod:`cvxrank.certificates.zero_certificate`, is the one way to 0).
     """
     bound = gap + gap_error
     if not (math.isfinite(bound) and strong_convexity > 0) or bound < 0:
@@ -244,7 +244,7 @@ class Run:
         minus the best lower bound on :math:`p^*` the run holds plus the rounding of both
         (NaN without one).
     gap_error : float
-        The rounding bound :attr:`gap` includes (:mod:`cvxrank.rounding`): the computed gap
+        The rounding bound :attr:`gap` includes (:mod:`cvxrank.numerics.rounding`): the computed gap
         is ``gap - 2 gap_error`` to ``gap``, the true one at most :attr:`gap`.
     w_radius : float
         Certified bound on :math:`\\|w - w^*\\|` for the scoring weights (module docstring;
@@ -331,7 +331,7 @@ OPTION_NAMES = ("tol", "max_iter", "time_budget", "seed", "callback", "until")
 Callback = Callable[[int, np.ndarray, "np.ndarray | None", Trace], "bool | None"]
 
 #: An extra stopping rule: ``until(w, radius)`` is True when a run that met its tolerance
-#: may stop (e.g. "the reported measures are certified", :mod:`cvxrank.certify`).
+#: may stop (e.g. "the reported measures are certified", :mod:`cvxrank.certificates.certify`).
 StopRule = Callable[[np.ndarray, float], bool]
 
 
@@ -500,7 +500,7 @@ class TraceRecorder:
         convergence themselves and pass ``converged=True``. ``max_iter``, ``time_budget``
         (wall clock since the recorder was made), ``callback`` and ``until`` as
         :class:`SolverOptions` says; unset ``tol`` and ``max_iter`` are errors (the
-        :func:`cvxrank.capabilities.solver` decorator fills the solver's defaults).
+        :func:`cvxrank.core.capabilities.solver` decorator fills the solver's defaults).
     record_every : int
         Record only every this many iterations (the first and last are always recorded).
     """
@@ -619,7 +619,7 @@ class TraceRecorder:
         clock and not evaluated again. A solver that bounds :math:`\\|w - w^*\\|` by other
         means (a smooth primal's gradient norm over the strong-convexity modulus) passes it
         as ``radius``; it must be sound in floating point (its own rounding included, as
-        :func:`cvxrank.rounding.gradient_error` gives a gradient's). ``gap`` is the gap
+        :func:`cvxrank.numerics.rounding.gradient_error` gives a gradient's). ``gap`` is the gap
         when the solver computed it in a better-conditioned form than ``primal - dual``
         (Newton's :math:`\tfrac12\|\nabla P(w)\|^2`), ``gap_error`` the bound on the
         gap's rounding (without one, the formulation's :meth:`rounding_error` of the two

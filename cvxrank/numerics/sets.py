@@ -28,7 +28,7 @@ Adding a set is one subclass of :class:`ConvexSet` with its three methods; the c
 with the set's own ``constraints``. :class:`L1InfBall` (RankMM-3's dual: an
 :math:`\ell_{1,\infty}` ball per query in the orthant), whose constraints carry auxiliary
 caps, has its own certificate in ``tests/test_l1inf_projection.py``; its projection loops
-over coordinates in a compiled kernel (:mod:`cvxrank.l1inf_kernels`), not in numpy.
+over coordinates in a compiled kernel (:mod:`cvxrank.numerics.l1inf_kernels`), not in numpy.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank import l1inf_kernels
+from cvxrank.numerics import l1inf_kernels
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -710,9 +710,9 @@ class L1InfLayout:
 
     Made once for fixed labels (by :class:`L1InfBall`, or by a solver for each query block it
     projects many times); :meth:`project` then runs the compiled Newton kernel
-    (:func:`cvxrank.l1inf_kernels.project_blocks`: a few passes over the values, no sort)
+    (:func:`cvxrank.numerics.l1inf_kernels.project_blocks`: a few passes over the values, no sort)
     or, in a process that has not loaded it yet, the sort-based :meth:`project_sorted`
-    (:mod:`cvxrank.l1inf_kernels` says which, and when).
+    (:mod:`cvxrank.numerics.l1inf_kernels` says which, and when).
 
     Parameters
     ----------
@@ -791,7 +791,7 @@ class L1InfLayout:
         budgets :math:`R_b \ge 0` (scalar or length B, already scaled).
 
         The compiled Newton kernel once it is loaded in the process, else the sort-based
-        :meth:`project_sorted` (:func:`cvxrank.l1inf_kernels.use_compiled`); also the
+        :meth:`project_sorted` (:func:`cvxrank.numerics.l1inf_kernels.use_compiled`); also the
         latter if a block reaches the kernel's step limit (never observed).
         """
         v = np.ascontiguousarray(v, dtype=np.float64)
@@ -979,7 +979,7 @@ class L1InfBall(ConvexSet):
     rounding changes the result by rounding only. This is :meth:`L1InfLayout.project_sorted`.
 
     **Newton's method on the threshold, without sorting** (:meth:`project`; compiled,
-    :mod:`cvxrank.l1inf_kernels`). For any non-empty set A of a group's values,
+    :mod:`cvxrank.numerics.l1inf_kernels`). For any non-empty set A of a group's values,
     :math:`f_g(\mu) = \sum_j (a_j - \mu)_+ \ge S_A - |A|\mu`, with equality for
     :math:`A = \{a_j > \mu\}`; hence :math:`\mu_g(\theta) = \max(0, \max_A
     \ell_A(\theta))` with the linear pieces :math:`\ell_A(\theta) = (S_A - \theta)/|A|`, and

@@ -22,8 +22,8 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
+from cvxrank.core.trace import Run, Status, Trace, certified_radius
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.trace import Run, Status, Trace, certified_radius
 
 
 def pair_differences(formulation: RankSVM) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray]:
@@ -77,8 +77,8 @@ def fit_linearsvc_pairs(
     Returns
     -------
     Run
-        ``solver="linearsvc"``; its clock: :attr:`~cvxrank.trace.Run.setup_time` is building
-        the pairs and the p x d differences, :attr:`~cvxrank.trace.Run.time` that plus
+        ``solver="linearsvc"``; its clock: :attr:`~cvxrank.core.trace.Run.setup_time` is building
+        the pairs and the p x d differences, :attr:`~cvxrank.core.trace.Run.time` that plus
         ``LinearSVC.fit`` (the objective at ``w`` is evaluated afterwards, off the clock).
         The trace has one row: LIBLINEAR's iteration count, the time, the primal objective
         :math:`P(w)` of the formulation, the dual bound its w certifies

@@ -45,7 +45,7 @@ class QueryCuts:
     loss_error, gradient_error : ndarray of shape (B,) or None
         Bounds on the rounding of each block's computed loss at w and of its gradient (the
         2-norm of :math:`\hat g_i - g_i`), when the oracle has them
-        (:mod:`cvxrank.rounding`); None: the cutting plane bounds the rounding of the
+        (:mod:`cvxrank.numerics.rounding`); None: the cutting plane bounds the rounding of the
         pieces' own arithmetic only (:func:`cvxrank.solvers.cutting_plane.cut_error`).
     """
 

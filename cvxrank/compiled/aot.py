@@ -4,7 +4,7 @@ cvxrank's loops (the sorted passes of PRSVM+ and the 1-slack, the SVMlight reade
 files, RankMM-3's l1,inf projection) are plain Python functions that numba compiles. Compiled
 just in time, every process pays for importing numba and loading the cached machine code
 (0.55-0.6 s of CPU and about 110 MB here) before its first call. ``make install``
-(``python -m cvxrank.precompile``) therefore also compiles them ahead of time with
+(``python -m cvxrank.compiled.precompile``) therefore also compiles them ahead of time with
 ``numba.pycc``, for the argument types cvxrank passes, into one extension module per kernel
 file, written beside it (``_aot_<file>_<digest>.<ext>``). Importing that module costs well
 under a millisecond and does not import numba; its functions run the same machine code as the
@@ -94,7 +94,7 @@ def build(source: str, exports: dict[str, tuple[Callable[..., object], str]]) ->
     Exception
         Whatever ``numba.pycc`` raises when the module cannot be built (an ``OSError`` for a
         read-only install, a ``CompileError`` without a C compiler or Python's headers, a
-        numba typing error); ``python -m cvxrank.precompile`` then fills numba's
+        numba typing error); ``python -m cvxrank.compiled.precompile`` then fills numba's
         just-in-time cache instead.
     """
     import warnings

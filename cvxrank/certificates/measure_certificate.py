@@ -2,7 +2,7 @@ r"""Certificates that the ranking measures of a model are those of the exact opt
 
 The objectives :math:`\tfrac12\|w\|^2 + C\,\mathrm{loss}(Xw)` of cvxrank are 1-strongly
 convex, so a certified duality gap :math:`g` at :math:`w` puts the optimum in the ball
-:math:`\|w^* - w\| \le r = \sqrt{2g}` (:func:`cvxrank.trace.certified_radius`; a run's
+:math:`\|w^* - w\| \le r = \sqrt{2g}` (:func:`cvxrank.core.trace.certified_radius`; a run's
 ``w_radius``). :func:`certify_measures`
 tells, per measure and per query, whether the measure has the same value for *every*
 :math:`w'` of that ball, hence the value it has at :math:`w^*`.

@@ -2,7 +2,7 @@ r"""Is w = 0 the *exact* optimum? A certificate that rounding cannot undo.
 
 The max-margin problems with a separation oracle (RankMM, DORM, SVM MAP) minimize
 :math:`P(w) = \tfrac12\|w\|^2 + \kappa \sum_b L_b(w)`, every :math:`L_b` the maximum of
-affine pieces :math:`c - g^\top w` and of 0 (:class:`~cvxrank.cuts.QueryCuts`). The
+affine pieces :math:`c - g^\top w` and of 0 (:class:`~cvxrank.numerics.cuts.QueryCuts`). The
 regularizer's gradient vanishes at 0, so **w = 0 is optimal iff** :math:`0 \in S = \sum_b
 \partial L_b(0)`, :math:`\partial L_b(0) = \mathrm{conv}\{-g : \text{pieces of block b of
 the largest offset}\}` (the zero piece among them where no offset is positive), for every
@@ -12,7 +12,7 @@ A duality gap, however small, bounds :math:`\|w^*\|` but never proves :math:`w^*
 that is what the measures of a zero model need: at w = 0 every score ties, any
 :math:`w' \ne 0` nearby breaks the ties, so the tie rule's measures are the optimum's only
 when :math:`w^* = 0` exactly (then the model radius is 0 and every measure is certified,
-:mod:`cvxrank.measure_certificate`). :func:`certify_zero` proves :math:`0 \in
+:mod:`cvxrank.certificates.measure_certificate`). :func:`certify_zero` proves :math:`0 \in
 \operatorname{int} S` with a margin:
 
 1. **Vertices.** A piece of block b is a point of :math:`\partial L_b(0)` when its offset is
@@ -56,7 +56,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-from cvxrank.reference import SOLVER_OPTIONS
+from cvxrank.certificates.reference import SOLVER_OPTIONS
 
 #: Offsets within this many units in the last place of the block's largest count as largest.
 OFFSET_ULPS = 4

@@ -1,7 +1,7 @@
 """Validation of a fast solver's run against a certified reference and against its theory.
 
-:func:`validate` compares a :class:`~cvxrank.trace.Run` with a certified
-:class:`~cvxrank.reference.Reference` of the same formulation and returns a
+:func:`validate` compares a :class:`~cvxrank.core.trace.Run` with a certified
+:class:`~cvxrank.certificates.reference.Reference` of the same formulation and returns a
 :class:`Validation`:
 
 * the **relative objective gap** ``(P(w) - p*) / |p*|`` at the returned ``w``;
@@ -61,8 +61,8 @@ from typing import Any
 import numpy as np
 
 from cvxrank import tolerances
+from cvxrank.core.trace import Run
 from cvxrank.formulations.base import Formulation
-from cvxrank.trace import Run
 
 #: Rate families a solver can be checked against.
 RATE_KINDS = ("sublinear", "linear", "newton", "bounded")

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cvxrank import tolerances
+from cvxrank.core.trace import OPTION_NAMES, SolverOptions
 from cvxrank.errors import CapabilityError
-from cvxrank.trace import OPTION_NAMES, SolverOptions
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ def solver(name: str, needs: Iterable[str], *, tol: float = tolerances.FAST_SOLV
     tolerance and iteration limit.
 
     The solver is written as ``fn(formulation, options, **own) -> Run``, ``options`` a
-    :class:`~cvxrank.trace.SolverOptions` with ``tol`` and ``max_iter`` filled, ``own`` the
+    :class:`~cvxrank.core.trace.SolverOptions` with ``tol`` and ``max_iter`` filled, ``own`` the
     keyword arguments of its own (a step size, a batch size, ...). The declared function is
     called as ``solve(formulation, options=None, *, tol=..., max_iter=..., time_budget=...,
     seed=..., callback=..., until=..., **own)``: the common options given as keywords
