@@ -21,6 +21,7 @@ import numpy as np
 from cvxrank import tolerances
 from cvxrank.certificates.certify import EvaluationTarget, radius_rule
 from cvxrank.core.capabilities import missing_capabilities, require
+from cvxrank.core.interrupts import interruptible, raise_if_stopped
 from cvxrank.core.trace import (
     Callback,
     Run,
@@ -28,8 +29,6 @@ from cvxrank.core.trace import (
     Status,
     Trace,
     certified_radius,
-    interruptible,
-    raise_if_stopped,
 )
 from cvxrank.data.scales import scale_note
 from cvxrank.errors import CvxrankError
@@ -126,7 +125,7 @@ def fit_formulation(
     numerical failure) still returns its last certified iterate: check
     :attr:`~cvxrank.core.trace.Run.status` (``cvxrank fit`` turns it into its exit code, the
     estimators into a ``ConvergenceWarning``). Ctrl-C (SIGINT) during the fit stops it at
-    the solver's next iteration (:func:`cvxrank.core.trace.interruptible`).
+    the solver's next iteration (:func:`cvxrank.core.interrupts.interruptible`).
 
     Parameters
     ----------

@@ -28,3 +28,13 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data not present")
     return SHARED_DATA
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that reads the real data (the ``shared_data`` fixture) is ``slow``: ``make
+    test-fast`` (``-m "not slow"``) leaves them, with the files marked slow themselves
+    (notebooks, ``verify`` sweeps, reproductions), to ``make test``."""
+    slow = pytest.mark.slow
+    for item in items:
+        if "shared_data" in getattr(item, "fixturenames", ()):
+            item.add_marker(slow)

@@ -437,7 +437,7 @@ def fit_with_progress(args: argparse.Namespace, loss: str, formulation: Any,
                       fit: Callable[..., Any]) -> Any:
     """``fit(options)`` with the options of ``args`` (solver, tolerance, limits, model
     radius) and, with ``--progress``, a progress line on stderr."""
-    from cvxrank.core.trace import progress_printer
+    from cvxrank.cli.progress import progress_printer
     from cvxrank.fitting import default_solver
 
     progress = progress_wanted(args)

@@ -112,7 +112,7 @@ def _main(args_list: list[str]) -> int:
                 f"{prefix}unrecognized arguments: {' '.join(extras)} (see '{prog} --help')"
             )
         if command in MANY_FITS:
-            from cvxrank.core.trace import interruptible
+            from cvxrank.core.interrupts import interruptible
 
             with interruptible(command=True):
                 return int(args.func(args) or 0)

@@ -23,21 +23,19 @@ which a solver passes when it has it; the smaller bound is kept.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import signal
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from dataclasses import replace as _replace
 from enum import Enum
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cvxrank import tolerances
-from cvxrank.tolerances import relative_gap, within
+from cvxrank.core.interrupts import stop_requested
+from cvxrank.tolerances import within
 
 if TYPE_CHECKING:
     from cvxrank.formulations.base import Objective
@@ -391,98 +389,6 @@ class SolverOptions:
         return cls(**common), {k: v for k, v in kwargs.items() if k not in OPTION_NAMES}
 
 
-# ------------------------------------------------------------------------- interrupts
-
-_STOP = threading.Event()
-
-#: How deep the :func:`interruptible` blocks are nested now (commands of many fits open one
-#: around them all, :func:`fit_formulation <cvxrank.fitting.fit_formulation>` one per fit),
-#: and whether a solver is running in the innermost.
-_SCOPES = {"depth": 0, "fitting": 0}
-
-
-@contextlib.contextmanager
-def interruptible(*, command: bool = False) -> Iterator[None]:
-    """Inside the block, the first Ctrl-C (SIGINT) asks the running solver to stop.
-
-    The solver's :class:`TraceRecorder` sees the request at its next record and returns the
-    run with status ``interrupted`` and its last certified iterate; a second Ctrl-C raises
-    :class:`KeyboardInterrupt` as usual. Outside the main thread (where Python delivers no
-    signals) the block runs as it is.
-
-    A block opened with ``command=True`` around many fits (``grid``, ``reproduce``,
-    ``verify``, ``figures``) makes the first Ctrl-C stop the whole command: the fit running
-    then stops at its next record and :func:`raise_if_stopped` (called as each fit ends)
-    raises :class:`KeyboardInterrupt`; between fits (a baseline, a worker process's result
-    awaited) it is raised at once. The command then writes nothing and exits 130.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    if _SCOPES["depth"]:  # inside a command's block: its handler stays
-        _SCOPES["depth"] += 1
-        _SCOPES["fitting"] += not command
-        try:
-            yield
-        finally:
-            _SCOPES["depth"] -= 1
-            _SCOPES["fitting"] -= not command
-        return
-    previous = signal.getsignal(signal.SIGINT)
-
-    def request_stop(signum: int, frame: Any) -> None:
-        _STOP.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        if command and not _SCOPES["fitting"]:  # no solver to stop first: stop now
-            raise KeyboardInterrupt
-
-    _STOP.clear()
-    signal.signal(signal.SIGINT, request_stop)
-    _SCOPES["depth"], _SCOPES["fitting"] = 1, int(not command)
-    try:
-        yield
-    finally:
-        _SCOPES["depth"] = _SCOPES["fitting"] = 0
-        signal.signal(signal.SIGINT, previous)
-        _STOP.clear()
-
-
-def raise_if_stopped() -> None:
-    """Raise :class:`KeyboardInterrupt` when a Ctrl-C asked a command of many fits to stop
-    (:func:`interruptible` with ``command=True``; a lone fit returns its run instead)."""
-    if _STOP.is_set() and _SCOPES["depth"] > 1:
-        raise KeyboardInterrupt
-
-
-def progress_printer(label: str, stream: TextIO, every: float = 0.5, *,
-                     unit: str = "iteration") -> Callback:
-    """A callback that shows a run's progress on ``stream``, at most every ``every`` seconds.
-
-    One line, rewritten in place (``\\r``): iterations (counted in ``unit``: ``"pass"`` for
-    a stochastic solver whose iteration is a pass over the data), the last recorded objective, the
-    relative duality gap and model radius where the run has them, and wall-clock seconds. It
-    never stops the run; the caller ends the line (``stream.write("\\n")``) when the run
-    returns.
-    """
-    started = time.perf_counter()
-    shown = [started - every]
-
-    def show(k: int, w: np.ndarray, alpha: np.ndarray | None, trace: Trace) -> None:
-        now = time.perf_counter()
-        if now - shown[0] < every or not len(trace):
-            return
-        shown[0] = now
-        parts = [f"{label}: {unit} {k:,}", f"objective {trace.primal[-1]:.8g}"]
-        if math.isfinite(trace.dual[-1]):
-            parts.append(f"relative gap {relative_gap(trace.dual[-1], trace.primal[-1]):.2e}")
-        if math.isfinite(trace.radius[-1]):
-            parts.append(f"radius {trace.radius[-1]:.2e}")
-        stream.write("\r" + "  ".join(parts) + f"  {now - started:.1f} s ")
-        stream.flush()
-
-    return show
-
-
 class TraceRecorder:
     """Stopwatch plus trace for a hand-written solver.
 
@@ -556,7 +462,7 @@ class TraceRecorder:
         asked it to stop. A solver whose records are far apart (a stochastic one, a block
         solve inside an alternation) checks it between records and records at once when it
         holds, so that the budget holds to within one step."""
-        return _STOP.is_set() or self.out_of_time()
+        return stop_requested() or self.out_of_time()
 
     def _stop(self, status: Status, message: str) -> bool:
         self.status, self.message = status, message
@@ -640,7 +546,7 @@ class TraceRecorder:
         iteration = 0.0 if self._last_call is None else started - self._last_call
         self._last_call = started
         out_of_time = budget is not None and started - self._wall_start + iteration >= budget
-        last = converged or k >= self.max_iter or out_of_time or _STOP.is_set()
+        last = converged or k >= self.max_iter or out_of_time or stop_requested()
         f = self.formulation
         due = k % self.record_every == 0 or last or not self.trace.iteration
         certificate = alpha is not None or "primal_certificate" in f.capabilities
@@ -709,7 +615,7 @@ class TraceRecorder:
             go_on = self._stop(Status.TIME_BUDGET, f"stopped: time budget {budget:g} s reached"
                                + ("" if started - self._wall_start >= budget else
                                   f" at the next iteration (the last took {iteration:.3g} s)"))
-        elif _STOP.is_set():
+        elif stop_requested():
             go_on = self._stop(Status.INTERRUPTED, "stopped: interrupted (Ctrl-C)")
         if go_on and self.options.callback is not None and self.options.callback(
                 k, f.primal_from_dual(alpha) if w is None else w, alpha, self.trace):
