@@ -5,12 +5,13 @@
 #                   CSVs behind them and their index README.md (`cvxrank figures --all` for
 #                   every pair)
 #   make test    -> the same set-up, then the whole test suite (notebooks included)
+#   make test-fast -> the suite without its slow tests (see the target)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install verify test lint figures clean
+.PHONY: install verify test test-fast lint figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +35,12 @@ verify: install
 
 test: install
 	$(BIN)/python -m pytest -q tests
+
+# the suite without the tests marked slow (real data, notebooks, verify sweeps, reproductions,
+# the per-solver budgets), in two processes (pytest-xdist): under three minutes on two cores,
+# for the edit-test loop; `make test` runs everything, in one process
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow" -n 2 tests
 
 lint: install
 	$(BIN)/ruff check cvxrank tests benchmarks notebooks

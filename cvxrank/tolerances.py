@@ -6,13 +6,12 @@ see at a glance what "agrees" and "converged" mean.
 **Relative means relative to the optimum.** Every relative gap is divided by ``|p*|`` (or,
 in a solver's stopping rule, by ``|P(w)|``, which bounds it from above): :func:`relative_gap`,
 used alike by the stopping rules (:class:`cvxrank.core.trace.TraceRecorder`), ``validate``,
-``verify``, ``fit``, the reproductions and the benchmarks. It used to be divided by
-``max(1, |p*|)``, which is an *absolute* test whenever the optimum is below 1: with a small C
-(or IR SVM's small weights) the zero model w = 0 then met a 1e-8 "relative" gap at
-iteration 0 (``cvxrank fit --method irsvm --C 1e-5`` on OHSUMED stopped with w = 0 and scored
-every test document as tied). The objectives here are positive at the optimum (a sum of
-squares plus losses with positive margins), so ``|p*|`` is a scale that cannot degenerate;
-where it is 0, the gap must be 0.
+``verify``, ``fit``, the reproductions and the benchmarks. It is not divided by
+``max(1, |p*|)``: that is an *absolute* test whenever the optimum is below 1, and with a
+small C (or IR SVM's small weights) the zero model w = 0 would meet a 1e-8 "relative" gap at
+iteration 0 and score every document as tied. The objectives here are positive at the
+optimum (a sum of squares plus losses with positive margins), so ``|p*|`` is a scale that
+cannot degenerate; where it is 0, the gap must be 0.
 
 A relative objective gap alone cannot tell the zero model from the optimum once C is so
 small that ``P(0) - p*`` (about ``C^2 ||grad L(0)||^2 / 2``) falls below the tolerance times
@@ -51,8 +50,8 @@ STOCHASTIC_GAP = 1e-3
 RATE_SLACK = 0.25
 
 #: A run may stop at the zero model w = 0 only with a certified relative gap this small:
-#: where w = 0 is the exact optimum (RankMM's maximum losses on OHSUMED, for every C) the
-#: certificate shows it to rounding, while a small C only makes P(0) - p* small against
+#: where w = 0 is the exact optimum (as it can be for RankMM's maximum losses, at every C)
+#: the certificate shows it to rounding, while a small C only makes P(0) - p* small against
 #: the tolerance (see the module docstring).
 ZERO_MODEL_GAP = 1e-10
 
@@ -74,7 +73,8 @@ RELATIVE_GAP_DEFINITION = "(P(w) - p*) / |p*|"
 #: this range every registered fast solver meets the certified reference or reports that it
 #: did not converge (``tests/test_extreme_c.py``); beyond it the loss term is so small or so
 #: large against ``||w||^2 / 2`` that the solutions are the zero model or the C -> infinity
-#: limit to floating-point precision (C = 1e300 overflowed the objective to C x pairs).
+#: limit to floating-point precision (and at C = 1e300 the objective, C times a sum over
+#: pairs, overflows).
 C_RANGE = (1e-12, 1e12)
 
 
@@ -133,3 +133,78 @@ SCALE_SPREAD = 1e3
 #: largest feature magnitude squared, times features and documents squared (a sum of
 #: squared pair differences), must stay below this fraction of the largest float64.
 OVERFLOW_HEADROOM = 1e-10
+
+
+# --------------------------------------------------------------------------------------------
+# Solver-internal thresholds: rounding slacks, floors and iteration limits inside the solvers'
+# own arithmetic (not stopping rules: a run's stop is decided by its certified gap above).
+
+#: PRSVM's CG iteration limit per Newton step is ``max(NEWTON_CG_MIN_ITER,
+#: NEWTON_CG_ITER_PER_FEATURE * d)`` (when not given): CG on the d x d Newton system ends
+#: within d products in exact arithmetic, and twice that leaves room for rounding; the floor
+#: keeps a few-feature system from being cut short (:mod:`cvxrank.solvers.newton`).
+NEWTON_CG_MIN_ITER = 50
+NEWTON_CG_ITER_PER_FEATURE = 2
+
+#: Largest relative residual CG is asked for in a Newton step, the cap ``eta_max`` of the
+#: forcing sequence ``min(eta_max, ...)`` (Dembo & Steihaug 1983; Nocedal & Wright, Alg. 7.1):
+#: far from the optimum a direction solved to half its right-hand side already descends, and
+#: costs few products.
+NEWTON_FORCING_MAX = 0.5
+
+#: A Newton step makes progress when the certified gap falls below this fraction of the
+#: best gap so far (it halves); :data:`cvxrank.solvers.newton.STALL_STEPS` steps without
+#: such progress stop the run as stalled.
+NEWTON_STALL_FACTOR = 0.5
+
+#: The hinge finish's active set (:func:`cvxrank.solvers.one_slack.margin_active_set`) is at
+#: its face's minimizer when its step p has ``||p||^2 <= MARGIN_STEP_FLOOR (1 + ||w||^2)``:
+#: a step of 1e-13 of the point's scale (about a thousand ulps) is rounding.
+MARGIN_STEP_FLOOR = 1e-26
+
+#: A pair held on its margin leaves it when its multiplier lies outside ``[0, u_k]`` by more
+#: than this fraction of ``u_k``; less is the rounding of the face's linear solve.
+MARGIN_RELEASE = 1e-9
+
+#: In the finish's line search a pair's margin is crossed only when ``|d_k' p|`` exceeds this
+#: fraction of ``||d_k|| ||p||``: below it the product is rounding and the pair does not move.
+MARGIN_CROSSING = 1e-12
+
+#: The hand-written several-block master is solved this factor closer (its gap tolerance
+#: times this) each time the oracle finds nothing violated at its inexact point; once that
+#: factor is at most :data:`SHARPEN_FLOOR` the master's point is taken as exact and the run
+#: stops (:func:`cvxrank.solvers.cutting_plane.run_cutting_plane`).
+SHARPEN_FACTOR = 1e-3
+SHARPEN_FLOOR = 1e-12
+
+#: A block whose multipliers sum to at least ``(1 - MASTER_SATURATION)`` times its cap is
+#: saturated in the master finish's KKT system (its slack may be positive): the sums of an
+#: interior-point or active-set master reach the cap only to rounding.
+MASTER_SATURATION = 1e-9
+
+#: The cutting plane's iteration bound is reported at most this large: it stays a machine
+#: integer when the proven bound is astronomically large (a tolerance near 0).
+ITERATION_BOUND_CAP = 2 ** 62
+
+#: A warm start of the one-block master is feasible when its sum is within this fraction of
+#: the cap (and it is nonnegative); else the method starts from a vertex.
+MASTER_START_SLACK = 1e-9
+
+#: The masters' KKT systems get a ridge of this fraction of the largest squared cut gradient
+#: (the largest diagonal entry of ``Q = G G'``): it keeps them nonsingular when cuts are
+#: collinear, and perturbs the QP by only 1e-12 of its scale.
+MASTER_RIDGE = 1e-12
+
+#: A master coordinate at most this fraction of the cap after a ratio-test step is zero (it
+#: leaves the support): a few ulps of the cap, the rounding of the step.
+MASTER_DROP = 1e-15
+
+#: Times an active-set master may solve the QP on one support: in exact arithmetic a support
+#: comes back at most once (a coordinate that entered at 0 and leaves again at once), so a
+#: third time is cycling on rounding (:class:`cvxrank.solvers.simplex_product_qp._CycleGuard`).
+MASTER_CYCLE_REPEATS = 2
+
+#: The interior-point start of the several-block master steps this fraction of the way to
+#: the boundary of the positive orthant (the step rule of Nocedal & Wright, Alg. 16.4): its
+#: iterates stay strictly interior.
+INTERIOR_STEP_FRACTION = 0.99

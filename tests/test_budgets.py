@@ -26,6 +26,8 @@ from cvxrank.methods import METHODS
 from cvxrank.registry import entries
 from cvxrank.solvers import solvers_for
 
+pytestmark = pytest.mark.slow  # every solver for a second each
+
 BUDGET = 1.0
 #: The callback's pause at every record (seconds).
 PAUSE = 0.1

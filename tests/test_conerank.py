@@ -175,6 +175,7 @@ def test_exact_cvxpy_alternation_never_increases() -> None:
     assert objective(f.pairs, U, W) == pytest.approx(values[-1], rel=1e-12)
 
 
+@pytest.mark.slow  # every verify instance
 @pytest.mark.parametrize("instance", QUICK + DEFAULT, ids=lambda i: i.name)
 def test_fast_alternation_matches_the_cvxpy_alternation_on_the_verify_instances(instance) -> None:
     """Same start, same number of outer iterations: the certified fast blocks (SG) follow

@@ -24,6 +24,8 @@ from cvxrank.data.synthetic import make_synthetic
 from cvxrank.errors import SolverError
 from cvxrank.formulations.ranksvm import RankSVM
 
+pytestmark = pytest.mark.slow  # every registered pair at extreme C: a verify sweep
+
 DATA = make_synthetic(n_queries=5, docs_per_query=(4, 9), n_features=4, n_grades=3,
                       noise=0.5, seed=11)
 

@@ -30,6 +30,8 @@ from cvxrank.errors import SolverError, UsageError
 from cvxrank.fitting import fit_formulation
 from cvxrank.registry import REGISTRY, _load_families
 
+pytestmark = pytest.mark.slow  # every solver on every scaling: a verify sweep
+
 _load_families()
 
 #: Every registered pair.

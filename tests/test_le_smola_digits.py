@@ -20,6 +20,7 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict, str]
     return code, json.loads((out / "le-smola-digits.json").read_text()), str(out)
 
 
+@pytest.mark.slow  # a reproduction
 def test_quick_cli_writes_finite_table(quick_run, capsys) -> None:
     code, result, out = quick_run
     assert code == 0

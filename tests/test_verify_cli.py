@@ -34,6 +34,7 @@ def cli(capsys):
     return run
 
 
+@pytest.mark.slow  # a verify sweep
 def test_quick_verify_passes_and_writes_figures(cli, tmp_path, monkeypatch) -> None:
     # the solvers' times are read from a clock that ticks at every reading: every run takes
     # time on any machine (the references may come from the session's cache, timed on the
@@ -162,6 +163,7 @@ def test_bad_input_exits_2(cli, args, message) -> None:
     assert err.count("\n") == 1
 
 
+@pytest.mark.slow  # a verify sweep
 def test_figures_command(cli, tmp_path) -> None:
     out_dir = tmp_path / "out"
     code, out, err = cli("figures", "--quick", "--only", "ranksvm-squared_hinge/*",

@@ -97,6 +97,12 @@ from cvxrank.errors import SolverError
 from cvxrank.numerics import rounding
 from cvxrank.numerics.cuts import QueryCuts
 from cvxrank.solvers.simplex_product_qp import simplex_product_qp, simplex_qp
+from cvxrank.tolerances import (
+    ITERATION_BOUND_CAP,
+    MASTER_SATURATION,
+    SHARPEN_FACTOR,
+    SHARPEN_FLOOR,
+)
 
 #: A piece enters the working set when it exceeds the master's slack by more than this
 #: (relative to 1 + L_i(w)): rounding, not a violation, below it.
@@ -106,7 +112,8 @@ VIOLATION = 1e-12
 MASTERS = ("active-set", "blocks", "cvxpy")
 
 #: The hand-written several-block master is solved to this fraction of the outer gap (and
-#: 1000 times closer each time the oracle finds nothing violated at its inexact point).
+#: closer each time the oracle finds nothing violated at its inexact point:
+#: :data:`~cvxrank.tolerances.SHARPEN_FACTOR`, :data:`~cvxrank.tolerances.SHARPEN_FLOOR`).
 SHARPEN = 1e-2
 
 #: An exact finish is tried again once the certified gap has fallen by this factor since its
@@ -530,7 +537,7 @@ def iteration_bound(formulation: Any, tol: float = tolerances.FAST_SOLVER_GAP,
         bound = first + math.ceil(16.0 * R2 * kappa / eps)
     else:
         bound = max(2 * n_blocks * delta / eps, 8 * kappa * n_blocks * delta * R2 / eps ** 2)
-    return int(min(math.ceil(bound), 2 ** 62))
+    return int(min(math.ceil(bound), ITERATION_BOUND_CAP))
 
 
 # ------------------------------------------------------------------------------ the loop
@@ -724,8 +731,8 @@ def run_cutting_plane(
                               extra={"cuts": working.n_cuts, "finish_time": elapsed}):
                 break
         if violated.size == 0:
-            if master == "blocks" and sharpen > 1e-12:
-                sharpen *= 1e-3  # an inexact master's point: solve it closer, add nothing
+            if master == "blocks" and sharpen > SHARPEN_FLOOR:
+                sharpen *= SHARPEN_FACTOR  # an inexact point: solve the master closer, add nothing
             else:  # the master is exact at w: P(w) is its value
                 status, message = _no_cut_left(rec.tol_met, best.primal - best.dual)
                 break
@@ -769,7 +776,7 @@ def within_budget(oracle: Callable[[np.ndarray], QueryCuts], w: np.ndarray,
     """``oracle(w)``, or None when it has not returned within ``seconds`` (None: no limit).
 
     A separation oracle can take longer than a whole time budget (DORM's assignment on a
-    query of 5,000 documents: about 30 s): with a budget it runs in a worker thread
+    query of thousands of documents): with a budget it runs in a worker thread
     (SciPy's assignment and NumPy release the GIL) and the run stops when the budget
     does; the abandoned call finishes in the background (a daemon thread, which does not
     keep the process alive).
@@ -880,15 +887,17 @@ def _refine_support(working: WorkingSet, lam: np.ndarray, n_blocks: int,
     with :math:`\xi_i = 0` elsewhere: least squares gives w (unique), then nonnegative
     multipliers that reproduce w and the sums (:func:`scipy.optimize.nnls`, Lawson-Hanson;
     the support may be degenerate). When there are none, the cuts NNLS leaves at 0 leave F
-    (they were not tight at the optimum); cuts the new w violates join it. The cuts of F are
+    (they are not tight at the optimum); cuts the new w violates join it. The cuts of F are
     then tight to rounding (sums that rounding puts above :math:`\kappa` are scaled back to
-    it); the given multipliers when no support is found in :data:`REFINE_STEPS` steps.
+    it); the given multipliers when no support is found in :data:`REFINE_STEPS` steps. A
+    block is saturated when its sum is within :data:`~cvxrank.tolerances.MASTER_SATURATION`
+    of :math:`\kappa`.
     """
-    from scipy.optimize import nnls  # imported here: scipy.optimize costs 0.1 s of start-up
+    from scipy.optimize import nnls  # imported here: fits without the finish skip its import
 
     F = np.flatnonzero(lam > 0)
     sums = np.bincount(working.block[F], weights=lam[F], minlength=n_blocks)
-    saturated = sums >= kappa * (1.0 - 1e-9)
+    saturated = sums >= kappa * (1.0 - MASTER_SATURATION)
     for _ in range(REFINE_STEPS):
         if F.size == 0:
             return lam

@@ -26,13 +26,13 @@ Details the paper leaves open, as implemented here:
   :math:`\eta_k = \min(0.5, \|g_k\| / \|g_0\|)` (Dembo, Eisenstat & Steihaug 1982) until
   the tolerance is met: its steps cost a few more CG iterations, and the step that meets
   the tolerance mostly lands close enough to the optimum for the rule, where the
-  superlinear sequence needs one more Newton iteration (on OHSUMED,
+  superlinear sequence needs one more Newton iteration (measured by
   ``benchmarks/bench_certified_stop.py``).
 * **Exact steps for few features**: once a step's CG needed as many products as there are
   features (d), the next step forms the d x d Newton matrix with d products and solves it by
   Cholesky, while the certified gap is above 1e-6 (:data:`EXPLICIT_MAX_FEATURES`,
-  :data:`EXPLICIT_GAP`); Chapelle & Keerthi use CG whatever d, which in exact arithmetic
-  ends within d iterations, but on LETOR data it takes up to 2d.
+  :data:`EXPLICIT_GAP`); Chapelle & Keerthi use CG whatever d, which ends within d
+  iterations in exact arithmetic but can take up to 2d in floating point.
 * **Step**: the paper takes t = 1; here t = 1 is tried first and halved until the Armijo
   condition :math:`P(w - t\delta w) \le P(w) - 10^{-4} t\, g^\top \delta w` holds (t = 1 is
   accepted in almost every iteration, and the check makes the method globally convergent on
@@ -46,18 +46,20 @@ Details the paper leaves open, as implemented here:
   at the KKT point :math:`\alpha(w)`
   (:meth:`~cvxrank.formulations.ranksvm.RankSVM.dual_value_at`). Chapelle & Keerthi stop at
   Newton decrement / objective < 1e-6; a decrement from a truncated CG direction is no
-  certificate (with a badly scaled feature it stopped the Huber loss 6% above its optimum),
-  so it is not used. The model radius is :math:`\min(\sqrt{2 g}, \|\nabla P(w)\|)`.
-  When the line search finds no decrease representable in floating point before that (or
-  the certified gap does not halve in :data:`STALL_STEPS` steps), the run stops and says so
-  (status ``numerical`` unless the tolerance was met).
+  certificate (with a badly scaled feature it can stop the Huber loss a few percent above
+  its optimum), so it is not used. The model radius is
+  :math:`\min(\sqrt{2 g}, \|\nabla P(w)\|)`. When the line search finds no decrease
+  representable in floating point before that (or the certified gap does not halve in
+  :data:`STALL_STEPS` steps), the run stops and says so (status ``numerical`` unless the
+  tolerance was met).
 * **Scaling**: when the features are badly scaled (columns far apart, or far from unit
   scale: :func:`cvxrank.data.scales.badly_scaled`), CG is preconditioned by the diagonal of each
-  Newton system (:func:`hessian_diagonal`, Jacobi; the first system's diagonal kept for
-  the run was not enough at 1e10), i.e. run on the column-scaled system: a feature column
-  10^12 times the others then changes neither the iterations much nor the optimum reached.
-  On well-scaled data (LETOR's normalized features) the d extra Hessian products per step
-  buy no CG iterations (measured on OHSUMED: 1.6x the time), so there is no preconditioner.
+  Newton system (:func:`hessian_diagonal`, Jacobi; recomputed per system, since the first
+  system's diagonal does not precondition the later ones of a 1e10 column), i.e. run on
+  the column-scaled system: a feature column 10^12 times the others then changes neither
+  the iterations much nor the optimum reached. On well-scaled data (LETOR's normalized
+  features) the d extra Hessian products per step buy no CG iterations and only add time,
+  so there is no preconditioner.
 
 References
 ----------
@@ -87,18 +89,23 @@ from cvxrank.core.trace import Run, SolverOptions, Status, TraceRecorder
 from cvxrank.data.scales import badly_scaled
 from cvxrank.formulations.pair_losses import LossEvaluation
 from cvxrank.numerics import rounding
-from cvxrank.tolerances import within
+from cvxrank.tolerances import (
+    NEWTON_CG_ITER_PER_FEATURE,
+    NEWTON_CG_MIN_ITER,
+    NEWTON_FORCING_MAX,
+    NEWTON_STALL_FACTOR,
+    within,
+)
 
 #: Most features for which a Newton step may form the d x d Newton matrix instead of running
 #: CG. It is formed (d Hessian products, one per column of X) when the last step's CG needed
 #: at least d products, so it costs no more than that CG did, and gives the exact Newton
 #: direction, while the certified gap is above :data:`EXPLICIT_GAP` (near the optimum the
 #: exact step of the piecewise-quadratic objective overshoots kinks that truncated CG steps
-#: do not, and at C = 100 two LETOR folds then stalled short of a 1e-9 certificate); after an
-#: exact step that the line search had to shorten, the fit goes back to CG. On the five
-#: OHSUMED and five MQ2008 training folds at tol 1e-9 this took the Hessian products from
-#: 2,271 to 1,817 (C = 1) and from 2,924 to 2,190 (C = 100), every fit converged. The matrix
-#: takes 8 d^2 bytes (2 MiB at d = 512).
+#: do not, and can stall short of a tight certificate); after an exact step that the line
+#: search had to shorten, the fit goes back to CG. The exact steps save a fifth to a quarter
+#: of the Hessian products on LETOR data (docs/architecture.md, "Exact Newton steps for few
+#: features"). The matrix takes 8 d^2 bytes (2 MiB at d = 512).
 EXPLICIT_MAX_FEATURES = 512
 
 #: Relative certified gap above which exact Newton steps are taken (see above).
@@ -113,12 +120,12 @@ MIN_STEP = 1e-12
 
 #: Newton steps without the certified gap halving that stop the run as stalled: with a
 #: feature column 1e12 times the others the certificate's rounding (the gradient's big
-#: component) can stay above a tight tolerance while the iterate no longer moves.
+#: component) can stay above a tight tolerance while the iterate does not move.
 STALL_STEPS = 10
 
 #: Most preference pairs for which a run's last certificate may be computed again in
 #: double-word arithmetic (:meth:`~cvxrank.formulations.ranksvm.RankSVM.accurate_gradient`:
-#: O(p d), 0.6-1.1 us per pair at 45 features on OHSUMED).
+#: O(p d), about a microsecond per pair at 45 features: a few seconds at this size).
 ACCURATE_MAX_PAIRS = 5_000_000
 
 #: Refinement steps of the last iterate with its double-word gradient
@@ -162,7 +169,9 @@ def solve_truncated_newton(
         ``"sorted"``: PRSVM+ (O(nd + n log n), no pairs, structured weights only);
         ``"pairs"``: PRSVM (O(nd + p) through the pair operator A).
     max_cg_iter : int or None
-        CG iteration limit per Newton step (default ``max(50, 2 d)``).
+        CG iteration limit per Newton step (default ``max(50, 2 d)``:
+        :data:`~cvxrank.tolerances.NEWTON_CG_MIN_ITER`,
+        :data:`~cvxrank.tolerances.NEWTON_CG_ITER_PER_FEATURE`).
 
     Returns
     -------
@@ -195,7 +204,8 @@ def solve_truncated_newton(
              else LocalNewtonModel(f, engine))
     C = f.C
     d = model.n_features
-    max_cg = max(50, 2 * d) if max_cg_iter is None else int(max_cg_iter)
+    max_cg = (max(NEWTON_CG_MIN_ITER, NEWTON_CG_ITER_PER_FEATURE * d) if max_cg_iter is None
+              else int(max_cg_iter))
     w = np.zeros(d)
     ev = model.evaluation
     value = C * ev.value
@@ -256,10 +266,10 @@ def solve_truncated_newton(
             if t < MIN_STEP:
                 stalled = True
                 break
-        # the certified gap not halved in STALL_STEPS steps: no progress (a flat objective
-        # whose certificate still tightens, as with every feature 1e10 times unit scale,
-        # is progress)
-        flat = 0 if gap < 0.5 * gap_best else flat + 1
+        # the certified gap not halved (NEWTON_STALL_FACTOR) in STALL_STEPS steps: no
+        # progress (a flat objective whose certificate still tightens, as with every feature
+        # 1e10 times unit scale, is progress)
+        flat = 0 if gap < NEWTON_STALL_FACTOR * gap_best else flat + 1
         gap_best = min(gap_best, gap) if flat == 0 else gap_best
         if stalled or flat >= STALL_STEPS:  # no decrease representable at this w
             stalled = True
@@ -268,7 +278,7 @@ def solve_truncated_newton(
         model.accept()
         w, ev, value = w_new, trial, value_new
         steps.append(t)
-        if explicit and t < 1.0:  # the exact step overshot: truncated CG from here on
+        if explicit and t < 1.0:  # the exact step overshoots: truncated CG from here on
             explicit_allowed = False
     recorded = len(rec.trace)
     w, value = _accurate_certificate(f, rec, model, w, value, k, max_cg)
@@ -277,7 +287,7 @@ def solve_truncated_newton(
             "accurate_certificate": len(rec.trace) > recorded}
     if not stalled:
         return rec.result(w, None, k, name, **info)
-    # The last record was at this w: its certificate met tol, or not.
+    # The last record is at this w: its certificate meets tol, or not.
     converged = rec.tol_met
     run = rec.result(w, None, k, name, status=Status.CONVERGED if converged else
                      Status.NUMERICAL, message="", **info)
@@ -369,9 +379,8 @@ class LocalNewtonModel:
 
     def set_direction(self, direction: np.ndarray) -> None:
         # the product itself, not X p summed over CG's steps: after tens of CG steps that
-        # sum drifted from X direction, the scores s from X w, and the line search then
-        # crawled at rounding level (OHSUMED Fold3, C = 1: 15 Newton steps and a radius of
-        # 3.4e-3 instead of 5 steps to the exact optimum)
+        # sum drifts from X direction (and the scores s from X w), and the line search
+        # then crawls at rounding level short of the optimum
         self._x_dir = np.asarray(self._X @ direction)
         self._direction = np.asarray(direction, dtype=np.float64)
 
@@ -425,7 +434,7 @@ def _accurate_certificate(f: Any, rec: TraceRecorder, model: NewtonModel, w: np.
     (``accurate_gradient``: a rounding bound some 1e-16 of the float64 one) where the
     float64 certificate fell short of what the fit asks: the tolerance not met although
     the run stopped on its own, not at a limit it was given (a badly scaled column's
-    gradient entry lost its digits, the line search stalled), or
+    gradient entry loses its digits, the line search stalls), or
     an ``until`` rule left open at the float64 bound's rounding level. Only for a
     formulation with the capability and at most :data:`ACCURATE_MAX_PAIRS` pairs.
 
@@ -434,7 +443,7 @@ def _accurate_certificate(f: Any, rec: TraceRecorder, model: NewtonModel, w: np.
     Newton step solves the iterate's Newton system (its float64 Hessian) for the accurate
     gradient, iterative refinement with the residual in extended precision (Higham 2002,
     Ch. 12), which brings a weight of a 1e10 column within rounding of the optimum's where
-    the float64 line search no longer sees a decrease.
+    the float64 line search sees no decrease.
 
     Returns
     -------
@@ -476,9 +485,10 @@ def _forcing(ratio: float, rec: TraceRecorder) -> float:
     superlinear :math:`\min(0.5, \sqrt{\|g\|/\|g_0\|})`, or with an ``until`` rule (a
     model radius or certified measures to reach beyond the tolerance) the quadratic
     :math:`\min(0.5, \|g\|/\|g_0\|)` until the tolerance is met (after it, the radius
-    needs only a modest cut, which the superlinear term gives at fewer CG iterations)."""
+    needs only a modest cut, which the superlinear term gives at fewer CG iterations); the
+    cap 0.5 is :data:`~cvxrank.tolerances.NEWTON_FORCING_MAX`."""
     quadratic = rec.options.until is not None and not rec.tol_met
-    return min(0.5, ratio if quadratic else math.sqrt(ratio))
+    return min(NEWTON_FORCING_MAX, ratio if quadratic else math.sqrt(ratio))
 
 
 class FeatureColumns:
@@ -515,7 +525,7 @@ def hessian_diagonal(columns: Sequence[np.ndarray], hessp: Any) -> np.ndarray:
     Jacobi preconditioner of CG.
 
     Preconditioning CG by that diagonal is CG on the column-scaled system
-    :math:`D^{-1/2} H D^{-1/2}`: the Newton direction no longer depends on the scale of a
+    :math:`D^{-1/2} H D^{-1/2}`: the Newton direction does not depend on the scale of a
     feature (a raw count beside normalized features puts a 1e16 spread on the diagonal of
     H, where plain CG stalls), as in LIBLINEAR's preconditioned trust-region Newton
     (Hsia, Chiang & Lin, ACML 2018).

@@ -14,8 +14,8 @@ its value and subgradient give the piece :math:`R(v) \ge c_t - g_t^\top v`, :mat
 most violated constraint of the 1-slack problem, :math:`g_t = \sum_{k \in V_t} c_k d_k` over
 the pairs with margin violated at :math:`w_t`.
 
-**Exact finish** (hinge; :func:`exact_finish`). The cutting plane's tail is slow (the gap
-falls about 5x per 10 iterations on OHSUMED): its dual point is a combination of a few
+**Exact finish** (hinge; :func:`exact_finish`). The cutting plane's tail is slow (ten
+iterations cut the gap by a small factor only): its dual point is a combination of a few
 cuts, each an indicator of violated pairs, while the optimum's multipliers are fractional
 on the pairs at their margin. When a fit asks for more than the tolerance (an ``until``
 rule: certified measures, a model radius), the finish decides the pairs directly. At the
@@ -66,6 +66,7 @@ from cvxrank.numerics import rounding
 from cvxrank.numerics.cuts import QueryCuts
 from cvxrank.numerics.rounding import LossRounding
 from cvxrank.solvers.cutting_plane import Finish, Polished, run_cutting_plane
+from cvxrank.tolerances import MARGIN_CROSSING, MARGIN_RELEASE, MARGIN_STEP_FLOOR
 from cvxrank.utils.threads import blas_threads
 
 #: The finish's bands, as fractions f of the certified radius r, the widest first: the
@@ -73,13 +74,11 @@ from cvxrank.utils.threads import blas_threads
 #: band's window (its candidates, about twice the band) holds at most
 #: :data:`MAX_BAND_PAIRS` pairs. With f = 1 the band is the optimum's (the finish is then
 #: exact whatever w); narrower, it is a guess: the certified radius bounds :math:`\|w -
-#: w^*\|` with room to spare (OHSUMED Fold1 train, C = 1e-3, tolerance 1e-6: r = 0.023,
-#: :math:`\|w - w^*\| = 0.004`, 12,500 pairs in the band 1.0 r, 1,300 in 0.1 r), the
-#: active set's cost grows with the band, and a wrong guess only costs the try (a guess
-#: that is nearly right improves the certificate, and the next try comes at once). On the
-#: five OHSUMED folds at the tolerance 1e-6 (C = 1e-3 ... 0.1) the first band that fits
-#: gave the exact optimum at the first try everywhere; the narrowest ones let the finish
-#: start at C = 1.6 (c = 100) too.
+#: w^*\|` with room to spare (often several times over), the active set's cost grows with
+#: the band (a band a tenth as wide holds about a tenth of the pairs), and a wrong guess
+#: only costs the try (a guess that is nearly right improves the certificate, and the next
+#: try comes at once). The narrowest bands let the finish start at large C, where the wider
+#: bands' windows exceed :data:`MAX_BAND_PAIRS`.
 BANDS = (1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001)
 
 #: The largest window the finish takes on; above it with every band, it is tried later.
@@ -131,8 +130,8 @@ def cut_rounding(data: Any, w: np.ndarray, loss: LossRounding, grad: np.ndarray 
 def merge_duplicates(D: np.ndarray, m: np.ndarray, u: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Pairs with the same :math:`(d_k, m_k)` as one, of weight :math:`\sum u_k`:
-    :math:`\sum_k u_k \max(0, m - d^\top v)` is one hinge of the summed weight (OHSUMED
-    repeats documents, so a quarter of a band's pairs are duplicates). A multiplier
+    :math:`\sum_k u_k \max(0, m - d^\top v)` is one hinge of the summed weight (data that
+    repeat documents, as LETOR's do, repeat pairs in a band). A multiplier
     :math:`\alpha \in [0, \sum u_k]` of the merged pair is :math:`\alpha u_k / \sum u_k`
     on each: the same dual value, a feasible point.
 
@@ -164,8 +163,8 @@ def margin_active_set(D: np.ndarray, m: np.ndarray, u: np.ndarray, g0: np.ndarra
     margin crossed): it stops inside a piece, or at a margin where the slope turns
     nonnegative, which then joins E. At the face's minimizer the multipliers outside
     :math:`[0, u_k]` send their pairs below or above the margin, all at once (every step
-    being an exact line search of F, the method descends all the same, in half the steps on
-    OHSUMED), or the worst alone after a release that did not move (Nocedal & Wright,
+    being an exact line search of F, the method descends all the same, in fewer steps than
+    one release at a time), or the worst alone after a release that did not move (Nocedal & Wright,
     Alg. 16.3, whose single release always moves); with every :math:`\mu \in [0, u_E]`
     the KKT conditions hold and v is the minimizer.
 
@@ -203,10 +202,10 @@ def margin_active_set(D: np.ndarray, m: np.ndarray, u: np.ndarray, g0: np.ndarra
             mu, v = np.zeros(0), g
         p = v - w
         norm2 = float(p @ p)
-        if norm2 <= 1e-26 * (1.0 + float(w @ w)):
+        if norm2 <= MARGIN_STEP_FLOOR * (1.0 + float(w @ w)):
             held = np.asarray(E, dtype=np.int64)
             excess = np.maximum(-mu, mu - u[held]) / u[held]
-            leave = excess > 1e-9
+            leave = excess > MARGIN_RELEASE
             if not leave.any():
                 return _face_alpha(side, u, E, mu), True
             if stalled:  # several released at once went nowhere: the worst alone
@@ -239,7 +238,7 @@ def _line_search(D: np.ndarray, u: np.ndarray, norms: np.ndarray, t: np.ndarray,
     first crossing and rises by :math:`u_k |d_k^\top p|` at each; a pair whose
     :math:`|d_k^\top p|` is rounding against :math:`\|d_k\| \|p\|` does not cross (nor
     does a pair held on its margin, side 0)."""
-    crossing = np.flatnonzero(side * dp < -1e-12 * np.sqrt(norm2) * norms)
+    crossing = np.flatnonzero(side * dp < -MARGIN_CROSSING * np.sqrt(norm2) * norms)
     at = np.maximum(-t[crossing] / dp[crossing], 0.0)
     soon = at < 1.0
     crossing, at = crossing[soon], at[soon]
@@ -278,7 +277,7 @@ def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``A^-1 b`` for a symmetric positive definite A (LAPACK's Cholesky solve, a fraction of
     ``numpy.linalg.solve``'s overhead on these small systems), by least squares when it is
     not positive definite to working precision."""
-    from scipy.linalg import lapack  # here: scipy.linalg costs every other fit 0.07 s to import
+    from scipy.linalg import lapack  # here: fits that never reach the finish skip its import
 
     _, x, info = lapack.dposv(A, b)
     return x if info == 0 else np.linalg.lstsq(A, b, rcond=None)[0]
@@ -332,7 +331,7 @@ def exact_finish(formulation: Any) -> Finish:
         bound = primal - dual + primal_error + dual_error
         if gap is None and again and 0.0 <= bound < 0.5 * band.radius ** 2:
             # the guessed band held, but v is too far from w for its terms outside the band
-            # to be shown 0: once more from v, whose radius is now that small certificate's
+            # to be shown 0: once more from v, with that small certificate's radius
             closer = finish(v, math.sqrt(2.0 * bound), again=False)
             if closer is not None and closer.gap is not None:
                 return closer
@@ -418,8 +417,8 @@ def solve_one_slack(
         raise ValueError(f"master must be 'active-set' or 'cvxpy', got {master!r}")
     f = formulation
     polish = exact_finish(f) if finish and "margin_band" in f.capabilities else None
-    # matrix-vector products of d = tens of columns: a second BLAS thread only waits (on 2
-    # shared cores it made the five OHSUMED folds' fits 2-4x slower)
+    # matrix-vector products of d = tens of columns: a second BLAS thread only waits, and
+    # on a loaded machine slows the fits severalfold (benchmarks/README.md, bench_one_slack)
     with blas_threads(1):
         # a formulation whose data live elsewhere (sharded over a cluster) gives its oracle
         oracle = f.loss_cuts() if hasattr(f, "loss_cuts") else loss_cuts(f)

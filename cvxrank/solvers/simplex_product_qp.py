@@ -33,7 +33,8 @@ exactly in two phases, never forming :math:`Q = G G^\top`:
   equality-constrained QP is one KKT system of size :math:`|S| + B` whose block multipliers
   :math:`\nu_i` are the master's slacks :math:`\xi_i` (:math:`c_t - g_t^\top w = \xi_i` on
   the support, :math:`w = G^\top \lambda`), with a ridge of :math:`10^{-12} \max_t
-  \|g_t\|^2` that keeps it nonsingular when cuts are collinear, as in ``simplex_qp``. The
+  \|g_t\|^2` (:data:`~cvxrank.tolerances.MASTER_RIDGE`) that keeps it nonsingular when
+  cuts are collinear, as in ``simplex_qp``. The
   support grows by the coordinate that violates the KKT conditions most in every block at
   once, and shrinks by the ratio test or, when it does better, by a projected search along
   the Newton step (Bertsekas 1982) that drops several coordinates at once.
@@ -62,6 +63,13 @@ from collections.abc import Callable
 import numpy as np
 
 from cvxrank.errors import SolverError
+from cvxrank.tolerances import (
+    INTERIOR_STEP_FRACTION,
+    MASTER_CYCLE_REPEATS,
+    MASTER_DROP,
+    MASTER_RIDGE,
+    MASTER_START_SLACK,
+)
 
 #: Warm-start entries below this fraction of the cap are set to 0 (their weight goes to the
 #: block's slack): an interior-point solver's multipliers of inactive cuts are tiny but
@@ -120,7 +128,7 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
         solves, or a non-finite Q or step.
     """
     t = b.size
-    if x0 is None or abs(x0.sum() - total) > 1e-9 * total or np.any(x0 < 0):
+    if x0 is None or abs(x0.sum() - total) > MASTER_START_SLACK * total or np.any(x0 < 0):
         x = np.zeros(t)
         x[int(np.argmax(b))] = total
         solved = False
@@ -135,7 +143,7 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
         x = np.zeros(t)
         x[int(np.argmax(b))] = total
         return x, 0
-    ridge = 1e-12 * largest
+    ridge = MASTER_RIDGE * largest
     guard = _CycleGuard("the one-block master QP", max_iter, out_of_time)
     while True:  # the guard ends it: cap, cycling, time budget
         idx = np.flatnonzero(support)
@@ -169,7 +177,7 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
                 shrinking = d < 0
                 ratio = np.where(shrinking, x[idx] / np.where(shrinking, -d, 1.0), np.inf)
                 x[idx] += min(1.0, float(ratio.min())) * d
-                drop = idx[x[idx] <= 1e-15 * total]
+                drop = idx[x[idx] <= MASTER_DROP * total]
                 x[drop] = 0.0
                 support[drop] = False
                 if not support.any():
@@ -213,10 +221,11 @@ class _CycleGuard:
         """Note that the iterate is the optimum of the QP restricted to ``support``. The
         objective decreases strictly after it, so in exact arithmetic such a support comes
         back at most once (a coordinate that entered at 0 and must leave again at once);
-        a third time is cycling (SolverError)."""
+        a third time is cycling (SolverError; :data:`~cvxrank.tolerances.MASTER_CYCLE_REPEATS`
+        solves allowed)."""
         key = support.tobytes()
         self.seen[key] = self.seen.get(key, 0) + 1
-        if self.seen[key] > 2:
+        if self.seen[key] > MASTER_CYCLE_REPEATS:
             raise SolverError(f"{self.what} cycled (a support came back: rounding on "
                               f"ill-conditioned cuts)")
 
@@ -300,7 +309,8 @@ def _interior_point(H: np.ndarray, b: np.ndarray, block: np.ndarray, starts: np.
         dx, dnu, dz = _newton(-x * z - dx * dz + (mu_aff / mu) ** 3 * mu, *factors)
         if not (np.all(np.isfinite(dx)) and np.all(np.isfinite(dz))):
             break
-        primal_step, dual_step = 0.99 * _longest(x, dx), 0.99 * _longest(z, dz)
+        primal_step = INTERIOR_STEP_FRACTION * _longest(x, dx)
+        dual_step = INTERIOR_STEP_FRACTION * _longest(z, dz)
         x = x + primal_step * dx
         nu, z = nu + dual_step * dnu, z + dual_step * dz
     x = np.where(x > z, x, 0.0)
@@ -418,11 +428,11 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
     else:
         x = _interior_point(Gx, cx, bx, starts, total)
     support = x > 0
-    ridge = 1e-12 * max(float(np.max(np.einsum("ij,ij->i", G, G), initial=0.0)),
-                        np.finfo(float).tiny)
+    ridge = MASTER_RIDGE * max(float(np.max(np.einsum("ij,ij->i", G, G), initial=0.0)),
+                               np.finfo(float).tiny)
     if not (np.isfinite(ridge) and np.all(np.isfinite(c))):
         raise SolverError("the master QP has non-finite data (the cuts overflow)")
-    drop_below = 1e-15 * total
+    drop_below = MASTER_DROP * total
     one_at_a_time = False
     guard = _CycleGuard("the several-block master QP", max_iter, out_of_time)
     n_iter = 0
