@@ -247,3 +247,15 @@ def later():
     assert layer_of("cvxrank.new_module") is None
     assert circles({"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a"}),
                     "d": frozenset({"a"})}) == [["a", "b", "c"]]
+
+
+def test_no_attribute_probing_in_solvers_or_formulations() -> None:
+    """Solvers and formulations dispatch on declared capabilities and typed protocols, never
+    on ``hasattr``."""
+    probing = [f"{path.relative_to(PACKAGE)}:{node.lineno}"
+               for folder in ("solvers", "formulations")
+               for path in sorted((PACKAGE / folder).rglob("*.py"))
+               for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+               and node.func.id == "hasattr"]
+    assert not probing, probing

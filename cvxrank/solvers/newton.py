@@ -78,7 +78,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
@@ -200,7 +200,7 @@ def solve_truncated_newton(
     require(f, name, ENGINE_NEEDS[engine])
     rec = TraceRecorder(f, options)  # the clock starts: building A counts (PRSVM)
     # a formulation whose data live elsewhere (sharded over a cluster) gives its own model
-    model = (f.newton_model(engine) if hasattr(f, "newton_model")
+    model = (f.newton_model(engine) if isinstance(f, ProvidesNewtonModel)
              else LocalNewtonModel(f, engine))
     C = f.C
     d = model.n_features
@@ -341,6 +341,16 @@ class NewtonModel(Protocol):
     def gradient_error(self, w: np.ndarray, C: float) -> np.ndarray:
         r"""Per feature, a bound on the rounding of :math:`w + C X^\top \partial L /
         \partial s` at the iterate ``w`` (:func:`cvxrank.numerics.rounding.gradient_error`)."""
+
+
+@runtime_checkable
+class ProvidesNewtonModel(Protocol):
+    """A formulation whose data live elsewhere (sharded over a cluster,
+    :class:`cvxrank.distributed.ShardedRankSVM`) and which gives the Newton solvers its own
+    :class:`NewtonModel`; a formulation in memory gets :class:`LocalNewtonModel`."""
+
+    def newton_model(self, engine: str) -> NewtonModel:
+        """The model of PRSVM (``engine="pairs"``) or PRSVM+ (``"sorted"``)."""
 
 
 class LocalNewtonModel:

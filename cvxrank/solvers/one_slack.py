@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -90,6 +90,16 @@ ITERATIONS_PER_FEATURE = 20
 #: Margins crossed that a line search of the finish sorts first (all of them only when its
 #: step passes these).
 FIRST_CROSSINGS = 32
+
+
+@runtime_checkable
+class ProvidesLossCuts(Protocol):
+    """A formulation whose data live elsewhere (sharded over a cluster,
+    :class:`cvxrank.distributed.ShardedRankSVM`) and which gives the 1-slack its own oracle;
+    a formulation in memory gets :func:`loss_cuts`."""
+
+    def loss_cuts(self) -> Callable[[np.ndarray], QueryCuts]:
+        """The oracle ``w -> QueryCuts`` of the pairwise loss (one block)."""
 
 
 def loss_cuts(formulation: Any) -> Callable[[np.ndarray], QueryCuts]:
@@ -421,6 +431,6 @@ def solve_one_slack(
     # on a loaded machine slows the fits severalfold (benchmarks/README.md, bench_one_slack)
     with blas_threads(1):
         # a formulation whose data live elsewhere (sharded over a cluster) gives its oracle
-        oracle = f.loss_cuts() if hasattr(f, "loss_cuts") else loss_cuts(f)
+        oracle = f.loss_cuts() if isinstance(f, ProvidesLossCuts) else loss_cuts(f)
         return run_cutting_plane(f, options, oracle, n_blocks=1, kappa=float(f.C),
                                  master=master, name="1-slack", finish=polish)
