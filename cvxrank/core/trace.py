@@ -558,39 +558,14 @@ class TraceRecorder:
         if due or stopping_test or values is not None:
             if w is None:
                 w = f.primal_from_dual(alpha)
-            if values is not None:
-                p, d = (float(v) for v in values)
-            else:
-                p = f.primal_value(w)
-                if alpha is not None:
-                    d = f.dual_value(alpha)
-                elif certificate:  # a primal solver's certified bound
-                    d = f.dual_value_at(w)
-                else:
-                    d = float("nan")
-            if gap is None:
-                gap = p - d
-            if gap_error is None:
-                gap_error = f.rounding_error(w, p, d)
+            p, d = self._values(w, alpha, values, certificate)
+            gap = p - d if gap is None else gap
+            gap_error = f.rounding_error(w, p, d) if gap_error is None else gap_error
             if stopping_test:
                 self._elapsed += time.perf_counter() - started
-            bound = gap + gap_error
             broken = _broken_certificate(p, d, gap, gap_error)
-            r = certified_radius(gap, self._strong, gap_error) if not broken else math.inf
-            from_gap = True
-            if radius is not None and math.isfinite(radius):
-                from_gap = False
-                r = min(r, float(radius) / max(self._strong, np.finfo(float).tiny)
-                        if self._strong > 0 else math.inf)
-            # tol = 0 never stops on the gap (the solver makes its max_iter iterations);
-            # never the zero model while the certificate leaves a gap (see tolerances);
-            # never an infeasible dual point
-            gap_ok = (self.tol > 0 and not broken and bool(np.isfinite(bound))
-                      and within(bound, p, self.tol)
-                      and (bool(np.any(w)) or within(bound, p, tolerances.ZERO_MODEL_GAP)))
-            if gap_ok and alpha is not None:
-                gap_ok = _feasible(f, alpha)
-            met = met or gap_ok
+            r, from_gap = self._radius(gap, gap_error, broken, radius)
+            met = met or self._gap_met(gap + gap_error, p, w, alpha, broken)
             self.tol_met = met
             self._last = (w, gap, gap_error, r, p)
             if due or met:
@@ -598,30 +573,72 @@ class TraceRecorder:
                                   gap_error=gap_error)
             if met and not self._until_holds(k, w, r, gap, gap_error, p, from_gap=from_gap):
                 met = False  # the tolerance holds, the stopping rule not yet: go on
-        go_on = True
-        if met:
-            go_on = self._stop(Status.CONVERGED, "converged: tolerance met" + (
-                "; its stopping rule beyond it still failed after the iterations it may "
-                "take (tolerances.UNTIL_EXTRA_ITERATIONS)" if self.until_budget_spent else ""))
-        elif self.tol_met and (last or k >= self.max_iter):
-            go_on = self._stop(Status.CONVERGED, "converged: tolerance met (the stopping "
-                               "rule beyond it did not hold within the iteration or time "
-                               "budget)")
-        elif broken:
-            go_on = self._stop(Status.NUMERICAL, broken)
-        elif k >= self.max_iter:
-            go_on = self._stop(Status.MAX_ITER, f"stopped: max_iter={self.max_iter} reached")
-        elif out_of_time:
-            go_on = self._stop(Status.TIME_BUDGET, f"stopped: time budget {budget:g} s reached"
-                               + ("" if started - self._wall_start >= budget else
-                                  f" at the next iteration (the last took {iteration:.3g} s)"))
-        elif stop_requested():
-            go_on = self._stop(Status.INTERRUPTED, "stopped: interrupted (Ctrl-C)")
+        go_on = self._decide(k, met, broken, last, out_of_time, started, iteration)
         if go_on and self.options.callback is not None and self.options.callback(
                 k, f.primal_from_dual(alpha) if w is None else w, alpha, self.trace):
             go_on = self._stop(Status.INTERRUPTED, "stopped by callback")
         self._started = time.perf_counter()
         return go_on
+
+    def _values(self, w: np.ndarray, alpha: np.ndarray | None,
+                values: tuple[float, float] | None, certificate: bool) -> tuple[float, float]:
+        """The primal value and the dual bound at the point: the solver's own ``values``,
+        else the dual point's value, a primal point's certified bound or NaN."""
+        if values is not None:
+            p, d = (float(v) for v in values)
+            return p, d
+        f = self.formulation
+        p = f.primal_value(w)
+        if alpha is not None:
+            return p, f.dual_value(alpha)
+        if certificate:  # a primal solver's certified bound
+            return p, f.dual_value_at(w)
+        return p, float("nan")
+
+    def _radius(self, gap: float, gap_error: float, broken: str,
+                radius: float | None) -> tuple[float, bool]:
+        """The model radius from the certified gap, or the solver's own sound ``radius``
+        when smaller; and whether it comes from the gap."""
+        r = certified_radius(gap, self._strong, gap_error) if not broken else math.inf
+        if radius is None or not math.isfinite(radius):
+            return r, True
+        own = (float(radius) / max(self._strong, np.finfo(float).tiny) if self._strong > 0
+               else math.inf)
+        return min(r, own), False
+
+    def _gap_met(self, bound: float, p: float, w: np.ndarray, alpha: np.ndarray | None,
+                 broken: str) -> bool:
+        """Whether the certified gap ``bound`` meets the tolerance: tol = 0 never stops on
+        the gap (the solver makes its max_iter iterations); never the zero model while the
+        certificate leaves a gap (see tolerances); never an infeasible dual point."""
+        met = (self.tol > 0 and not broken and bool(np.isfinite(bound))
+               and within(bound, p, self.tol)
+               and (bool(np.any(w)) or within(bound, p, tolerances.ZERO_MODEL_GAP)))
+        return met and (alpha is None or _feasible(self.formulation, alpha))
+
+    def _decide(self, k: int, met: bool, broken: str, last: bool, out_of_time: bool,
+                started: float, iteration: float) -> bool:
+        """The run's status after record ``k``: True while it goes on."""
+        if met:
+            return self._stop(Status.CONVERGED, "converged: tolerance met" + (
+                "; its stopping rule beyond it still failed after the iterations it may "
+                "take (tolerances.UNTIL_EXTRA_ITERATIONS)" if self.until_budget_spent else ""))
+        if self.tol_met and (last or k >= self.max_iter):
+            return self._stop(Status.CONVERGED, "converged: tolerance met (the stopping "
+                              "rule beyond it did not hold within the iteration or time "
+                              "budget)")
+        if broken:
+            return self._stop(Status.NUMERICAL, broken)
+        if k >= self.max_iter:
+            return self._stop(Status.MAX_ITER, f"stopped: max_iter={self.max_iter} reached")
+        if out_of_time:
+            budget = self.options.time_budget
+            return self._stop(Status.TIME_BUDGET, f"stopped: time budget {budget:g} s reached"
+                              + ("" if started - self._wall_start >= budget else
+                                 f" at the next iteration (the last took {iteration:.3g} s)"))
+        if stop_requested():
+            return self._stop(Status.INTERRUPTED, "stopped: interrupted (Ctrl-C)")
+        return True
 
     def result(
         self,
