@@ -45,8 +45,8 @@ from cvxrank.formulations.ranksvm import RankSVM
 data = make_synthetic(n_queries=6, docs_per_query=20, n_features=4, n_grades=3, seed=5)
 f = RankSVM(data, C=0.1, loss="squared_hinge")
 f.loss_engine("sorted").evaluate(data.X @ np.linspace(-1.0, 1.0, 4))
-print(json.dumps({"numba": "numba" in sys.modules, "loaded": sorted_kernels.compiled_loaded(),
-                  "numpy_seconds": sorted_kernels.numpy_seconds()}))
+print(json.dumps({"numba": "numba" in sys.modules, "loaded": sorted_kernels.KERNELS.loaded,
+                  "numpy_seconds": sorted_kernels.KERNELS.numpy_seconds}))
 """
 
 

@@ -63,6 +63,7 @@ import scipy.sparse as sp
 from toolbox import install_clock
 
 from cvxrank.certificates.reference import SOLVER_OPTIONS
+from cvxrank.compiled import aot
 from cvxrank.formulations.base import HyperParameter
 from cvxrank.numerics import l1inf_kernels, sets
 from cvxrank.numerics.sets import L1InfBall, L1InfLayout, project_l1inf_nonneg
@@ -447,19 +448,20 @@ def test_numpy_until_its_budget_then_the_kernel(monkeypatch: pytest.MonkeyPatch)
     # once the account reaches the budget; on a clock where a projection takes one tick,
     # one projection charges exactly one tick (without the ahead-of-time kernel, which
     # otherwise runs from the first projection)
-    monkeypatch.setattr(l1inf_kernels.aot, "load", lambda source: None)
-    monkeypatch.setitem(l1inf_kernels._STATE, "dispatcher", None)
-    monkeypatch.setitem(l1inf_kernels._STATE, "loaded", False)
-    monkeypatch.setitem(l1inf_kernels._STATE, "numpy_seconds", 0.0)
+    kernels = l1inf_kernels.KERNELS
+    monkeypatch.setattr(aot, "load", lambda source: None)
+    monkeypatch.setattr(kernels, "_dispatchers", None)
+    monkeypatch.setattr(kernels, "loaded", False)
+    monkeypatch.setattr(kernels, "numpy_seconds", 0.0)
     clock = install_clock(monkeypatch, sets)
     rng = np.random.default_rng(2)
     s = L1InfBall(rng.integers(0, 20, 500) % 20, None, 1.0)
     v = rng.normal(size=500)
     np.testing.assert_array_equal(s.project(v), s._layout.project_sorted(v, 1.0).point)
-    assert l1inf_kernels._STATE["numpy_seconds"] == clock.tick < l1inf_kernels.NUMPY_BUDGET
-    assert not l1inf_kernels.use_compiled()
-    l1inf_kernels.charge_numpy(l1inf_kernels.NUMPY_BUDGET)
-    assert l1inf_kernels.use_compiled() and l1inf_kernels._STATE["loaded"]
+    assert kernels.numpy_seconds == clock.tick < l1inf_kernels.NUMPY_BUDGET
+    assert not kernels.use_compiled()
+    kernels.charge_numpy(l1inf_kernels.NUMPY_BUDGET)
+    assert kernels.use_compiled() and kernels.loaded
     compiled = s.project(v)
     assert np.abs(compiled - s._layout.project_sorted(v, 1.0).point).max() <= 1e-15 * 500
 

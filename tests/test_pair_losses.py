@@ -23,6 +23,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from toolbox import rel
 
+from cvxrank.compiled import aot
 from cvxrank.data import PairSet, build_pairs, count_pairs, make_synthetic
 from cvxrank.errors import PairLimitError
 from cvxrank.formulations import sorted_kernels
@@ -629,13 +630,13 @@ f = RankSVM(data, C=0.1, loss="squared_hinge")
 s = data.X @ np.linspace(-1.0, 1.0, 4)
 first = f.loss_engine("sorted").evaluate(s)
 report = {"numba_after_first": "numba" in sys.modules,
-          "loaded_after_first": sorted_kernels.compiled_loaded(),
-          "numpy_seconds": sorted_kernels.numpy_seconds()}
-sorted_kernels.NUMPY_BUDGET = 0.0  # as if the numpy passes had spent their budget
+          "loaded_after_first": sorted_kernels.KERNELS.loaded,
+          "numpy_seconds": sorted_kernels.KERNELS.numpy_seconds}
+sorted_kernels.KERNELS.numpy_budget = 0.0  # as if the numpy passes had spent their budget
 second = f.loss_engine("sorted").evaluate(s)
 delta = np.linspace(0.0, 1.0, s.size)
 report.update(numba_after_budget="numba" in sys.modules,
-              loaded_after_budget=sorted_kernels.compiled_loaded(),
+              loaded_after_budget=sorted_kernels.KERNELS.loaded,
               same=bool(first.value == second.value and np.array_equal(first.grad, second.grad)
                         and np.array_equal(first.hessp(delta), second.hessp(delta))))
 print(json.dumps(report))
@@ -658,16 +659,16 @@ def test_numpy_passes_first_then_compiled_once_the_budget_is_spent() -> None:
 
 
 def test_compiled_passes_once_loaded_and_for_padded_tables(monkeypatch) -> None:
-    monkeypatch.setattr(sorted_kernels.aot, "load", lambda source: None)  # no AOT module
-    monkeypatch.setitem(sorted_kernels._STATE, "loaded", False)
-    monkeypatch.setitem(sorted_kernels._STATE, "numpy_seconds", 0.0)
-    monkeypatch.setattr(sorted_kernels, "warm_up", lambda: sorted_kernels._STATE.update(
-        loaded=True))
+    kernels = sorted_kernels.KERNELS
+    monkeypatch.setattr(aot, "load", lambda source: None)  # no AOT module
+    monkeypatch.setattr(kernels, "loaded", False)
+    monkeypatch.setattr(kernels, "numpy_seconds", 0.0)
+    monkeypatch.setattr(kernels, "warm_up", lambda: setattr(kernels, "loaded", True))
     assert not sorted_kernels.use_compiled(1000, 2300)
     # one long query among many short ones: the table would be mostly padding
     assert sorted_kernels.use_compiled(1000, 100_000)
-    assert sorted_kernels.compiled_loaded() and sorted_kernels.use_compiled(1000, 2300)
-    monkeypatch.setitem(sorted_kernels._STATE, "loaded", False)
+    assert kernels.loaded and sorted_kernels.use_compiled(1000, 2300)
+    kernels.loaded = False
     assert sorted_kernels.use_compiled(sorted_kernels.NUMPY_MAX_ENTRIES + 1, 0)
 
 

@@ -58,8 +58,8 @@ def test_snapshot_equals_a_separate_run_of_T_steps(loss, monkeypatch) -> None:
     # RankMM-3's l1,inf projection switches from numpy to the compiled kernel once the
     # process has spent a time budget in numpy (cvxrank.numerics.l1inf_kernels), and the two agree
     # to rounding, not bit for bit: the runs compared bit for bit here keep one of them
-    compiled = l1inf_kernels.use_compiled()
-    monkeypatch.setattr(l1inf_kernels, "use_compiled", lambda: compiled)
+    compiled = l1inf_kernels.KERNELS.use_compiled()
+    monkeypatch.setattr(l1inf_kernels.KERNELS, "use_compiled", lambda: compiled)
     data = make_synthetic(n_queries=6, docs_per_query=(5, 9), n_features=4, seed=3)
     f = RankMM(data, C=10.0, loss=loss)
     horizons = (20, 50, 100)

@@ -21,7 +21,7 @@ numpy's string-to-float cast (correctly rounded, as ``float``), in batches of
 :data:`SLOW_BATCH`. Whether such a value is finite is decided exactly in pass 1 from its
 digits (an error of the file), so that pass 2 meets no error.
 
-``make install`` compiles the kernel ahead of time (:func:`build_ahead`,
+``make install`` compiles the kernel ahead of time (``KERNELS.build_ahead()``,
 :mod:`cvxrank.compiled.aot`; loaded without numba, so that every file is read here, see
 :func:`cvxrank.data.svmlight.compiled_min_bytes`). Without that module it is compiled by
 numba on first use (numba is imported then, not with this module) and cached on disk
@@ -33,11 +33,11 @@ from __future__ import annotations
 import gzip
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 
-from cvxrank.compiled import aot
+from cvxrank.compiled.kernels import KernelFile
 
 #: Bytes read from the file per block (the last, partial line of a block is carried over; a
 #: line longer than a block doubles the buffer). A block that stays in the CPU's caches
@@ -527,49 +527,47 @@ def _scan(buf, start, stop, final, st, opt, y, qid, line, out, indptr, indices, 
     return min(pos, stop)
 
 
-_STATE: dict[str, Any] = {"scan": None, "helpers": False}
-
 #: The kernel's argument types, by the dtype of the values it writes (every array
 #: C-contiguous): the ahead-of-time module exports one function per dtype.
 _SIGNATURE = ("i8(u1[::1], i8, i8, b1, i8[::1], i8[::1], f8[::1], i8[::1], i8[::1], {}[::1], "
               "i8[::1], i4[::1], u1[::1], i8[::1], u1[::1], i8[:, ::1], i8[::1])")
-_AHEAD_NAMES = {np.dtype(np.float64): "scan_f8", np.dtype(np.float32): "scan_f4"}
+_KERNEL_NAMES = {np.dtype(np.float64): "scan_f8", np.dtype(np.float32): "scan_f4"}
+
+#: The kernel's helpers, inlined into it by numba.
+_HELPERS = ("_is_space", "_number", "_plain_number", "_skip_space", "_token_end", "_line_end",
+            "_save")
 
 
 def _compile_helpers() -> None:
-    """Make the kernel's helpers numba functions, inlined into it (numba imported here)."""
-    if not _STATE["helpers"]:
-        from numba import njit
+    """Make the kernel's helpers numba functions, inlined into it (numba imported here; once
+    per process)."""
+    from numba import njit
+    from numba.core.registry import CPUDispatcher
 
-        module = globals()
-        for name in ("_is_space", "_number", "_plain_number", "_skip_space", "_token_end",
-                     "_line_end", "_save"):
+    module = globals()
+    for name in _HELPERS:
+        if not isinstance(module[name], CPUDispatcher):
             module[name] = njit(cache=True, nogil=True, inline="always")(module[name])
-        _STATE["helpers"] = True
+
+
+def _warm(kernels: dict[str, Callable[..., int]]) -> None:
+    """Run both passes on a tiny file, into float64 and into float32 (pass 1 always writes
+    float64)."""
+    text = b"1 qid:1 1:0.5 2:1.25e-400 # c\n"
+    for dtype in (np.float64, np.float32):
+        _scan_bytes(text, dtype)
+
+
+#: The kernel file (:class:`~cvxrank.compiled.kernels.KernelFile`): the ahead-of-time module
+#: (one function per dtype of the values) or numba's dispatchers of :func:`_scan`.
+KERNELS = KernelFile(__file__, {name: (_scan, _SIGNATURE.format(name[-2:]))
+                                for name in _KERNEL_NAMES.values()}, _warm,
+                     prepare=_compile_helpers)
 
 
 def _kernel(dtype: np.dtype) -> Callable[..., int]:
-    """The compiled :func:`_scan` writing values of ``dtype``: the ahead-of-time module's
-    (:mod:`cvxrank.compiled.aot`) when ``make install`` built it for this version of the file, else
-    numba's dispatcher (numba imported and the kernel compiled or loaded from numba's cache
-    here, on first use)."""
-    ahead = aot.load(__file__)
-    if ahead is not None:
-        return getattr(ahead, _AHEAD_NAMES[np.dtype(dtype)])
-    if _STATE["scan"] is None:
-        from numba import njit
-
-        _compile_helpers()
-        _STATE["scan"] = njit(cache=True, nogil=True)(_scan)
-    return _STATE["scan"]
-
-
-def build_ahead() -> None:
-    """Compile the kernel ahead of time, for float64 and float32 values
-    (:func:`cvxrank.compiled.aot.build`; ``make install``)."""
-    _compile_helpers()
-    aot.build(__file__, {"scan_f8": (_scan, _SIGNATURE.format("f8")),
-                         "scan_f4": (_scan, _SIGNATURE.format("f4"))})
+    """The compiled :func:`_scan` writing values of ``dtype`` (:data:`KERNELS`)."""
+    return KERNELS.dispatchers()[_KERNEL_NAMES[np.dtype(dtype)]]
 
 
 def compile_kernels() -> None:
@@ -578,11 +576,9 @@ def compile_kernels() -> None:
 
     An install step can call it once so that the first large file read by a process only
     loads the kernel; each process still pays for importing numba (0.2-0.5 s) unless the
-    ahead-of-time module is built (:func:`build_ahead`).
+    ahead-of-time module is built (``KERNELS.build_ahead()``).
     """
-    text = b"1 qid:1 1:0.5 2:1.25e-400 # c\n"
-    for dtype in (np.float64, np.float32):
-        _scan_bytes(text, dtype)
+    KERNELS.warm_up()
 
 
 @dataclass

@@ -357,14 +357,14 @@ class SortedPairLoss:
             value, grad, margin_hinge, count = sorted_kernels.numpy_block_sums(
                 values, order, b.doc, b.upper, b.weight, b.margin, self.layout,
                 self.n_documents, squared)
-            sorted_kernels.charge_numpy(time.perf_counter() - start)
+            sorted_kernels.KERNELS.charge_numpy(time.perf_counter() - start)
             numpy_hessp = sorted_kernels.NumpyHessp(b.doc, b.upper, order, count, b.weight,
                                                     self.layout)
 
             def hessp(delta: np.ndarray) -> np.ndarray:
                 start = time.perf_counter()
                 out = numpy_hessp(np.asarray(delta, dtype=np.float64))
-                sorted_kernels.charge_numpy(time.perf_counter() - start)
+                sorted_kernels.KERNELS.charge_numpy(time.perf_counter() - start)
                 return out
 
         bound = self._rounding(values, order, value)

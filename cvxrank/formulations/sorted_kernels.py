@@ -72,7 +72,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from cvxrank.compiled import aot
+from cvxrank.compiled.kernels import KernelFile
 
 #: Seconds the numpy passes may spend in a process before the just-in-time passes are loaded
 #: (about the fixed cost of importing numba and loading the cached passes, 0.55-1.0 s here,
@@ -94,8 +94,6 @@ MAX_PADDING = 8.0
 #: memory; at 10^6 documents (2.8 million entries) a numpy evaluation alone costs about
 #: 0.5 s. Between, the budget rule below switches a long fit to the compiled passes.
 NUMPY_MAX_ENTRIES = 2**19
-
-_STATE: dict[str, Any] = {"dispatchers": None, "loaded": False, "numpy_seconds": 0.0}
 
 
 # --------------------------------------------------------------------------- compiled passes
@@ -320,27 +318,9 @@ def merged_order(values: np.ndarray, scores: np.ndarray, runs: Runs,
     a query at levels 1, ..., R share its runs, so this costs O(n log(run) + E x segments
     per block) instead of sorting all E >= n entries.
     """
-    return _dispatchers()["merged_order"](values, scores, runs.doc, runs.start, runs.length,
+    return KERNELS.dispatchers()["merged_order"](values, scores, runs.doc, runs.start, runs.length,
                                           segments.ptr, segments.entry, segments.run,
                                           segments.length)
-
-
-def _dispatchers() -> dict[str, Any]:
-    """The compiled passes: the ahead-of-time module's functions when ``make install`` built
-    it for this version of the file (:mod:`cvxrank.compiled.aot`), else numba's dispatchers (numba
-    imported here, on first use)."""
-    if _STATE["dispatchers"] is None:
-        ahead = aot.load(__file__)
-        if ahead is not None:
-            _STATE["dispatchers"] = {name: getattr(ahead, name) for name in _KERNELS}
-            _STATE["loaded"] = True
-        else:
-            from numba import njit
-
-            compile_ = njit(cache=True, nogil=True)
-            _STATE["dispatchers"] = {name: compile_(kernel)
-                                     for name, kernel in _KERNELS.items()}
-    return _STATE["dispatchers"]
 
 
 #: The compiled kernels, by the module attribute under which they are looked up.
@@ -357,16 +337,35 @@ _SIGNATURES = {
 }
 
 
-def build_ahead() -> None:
-    """Compile the passes ahead of time (:func:`cvxrank.compiled.aot.build`; ``make install``)."""
-    aot.build(__file__, {name: (kernel, _SIGNATURES[name])
-                         for name, kernel in _KERNELS.items()})
+def _warm(kernels: dict[str, Any]) -> None:
+    """Call each pass once, for the argument types :class:`~cvxrank.formulations.pair_losses.
+    SortedPairLoss` passes."""
+    block_sums, block_hessp = kernels["block_sums"], kernels["block_hessp"]
+    values = np.array([0.0, 1.0])
+    ptr = np.array([0, 2], dtype=np.int64)
+    doc = np.array([0, 1], dtype=np.int64)
+    runs, segments = Runs(doc, doc, np.array([1, 1])), Segments(np.array([0, 2]), doc, doc,
+                                                                np.array([1, 1]))
+    order = kernels["merged_order"](values, values, runs.doc, runs.start, runs.length,
+                                    segments.ptr, segments.entry, segments.run, segments.length)
+    upper = np.array([True, False])
+    ones = np.ones(2)
+    _, _, _, count = block_sums(values, order, doc, upper, ones, ones, ptr, 2, True)
+    block_sums(values, order, doc, upper, ones, ones, ptr, 2, False)
+    block_hessp(ones, order, count, doc, upper, ones, ptr)
+
+
+#: The kernel file (:class:`~cvxrank.compiled.kernels.KernelFile`): ahead of time, numba or
+#: the numpy passes, with the process's account of the numpy passes' time.
+KERNELS = KernelFile(__file__, {name: (kernel, _SIGNATURES[name])
+                                for name, kernel in _KERNELS.items()}, _warm,
+                     numpy_budget=NUMPY_BUDGET)
 
 
 def __getattr__(name: str) -> Any:
-    """``block_sums`` and ``block_hessp``: the compiled passes (numba dispatchers)."""
+    """``block_sums`` and ``block_hessp``: the compiled passes."""
     if name in ("block_sums", "block_hessp"):
-        return _dispatchers()[name]
+        return KERNELS.dispatchers()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -378,27 +377,10 @@ def warm_up() -> None:
 
     Without the ahead-of-time module, the first call of a compiled pass in a process costs
     its compilation (once per source change) or its loading from ``__pycache__`` (with
-    importing numba, 0.55-1.0 s here); experiments call this before they time anything, so
-    that the cost is not charged to the first timed run.
+    importing numba, 0.55-1.0 s); experiments call this before they time anything, so that
+    the cost is not charged to the first timed run.
     """
-    kernels = _dispatchers()
-    block_sums, block_hessp = kernels["block_sums"], kernels["block_hessp"]
-    values = np.array([0.0, 1.0])
-    ptr = np.array([0, 2], dtype=np.int64)
-    doc = np.array([0, 1], dtype=np.int64)
-    order = merged_order(values, values, Runs(doc, doc, np.array([1, 1])),
-                         Segments(np.array([0, 2]), doc, doc, np.array([1, 1])))
-    upper = np.array([True, False])
-    ones = np.ones(2)
-    _, _, _, count = block_sums(values, order, doc, upper, ones, ones, ptr, 2, True)
-    block_sums(values, order, doc, upper, ones, ones, ptr, 2, False)
-    block_hessp(ones, order, count, doc, upper, ones, ptr)
-    _STATE["loaded"] = True
-
-
-def compiled_loaded() -> bool:
-    """Whether the compiled passes are loaded in this process (:func:`warm_up` has run)."""
-    return bool(_STATE["loaded"])
+    KERNELS.warm_up()
 
 
 def use_compiled(n_entries: int, cells: int) -> bool:
@@ -417,25 +399,11 @@ def use_compiled(n_entries: int, cells: int) -> bool:
         (more than :data:`NUMPY_MAX_ENTRIES` entries, or a table more than
         :data:`MAX_PADDING` times the entries); or once the numpy passes have spent
         :data:`NUMPY_BUDGET` seconds in this process. In the last two cases the compiled
-        passes are loaded here (:func:`warm_up`).
+        passes are loaded here (:meth:`~cvxrank.compiled.kernels.KernelFile.warm_up`).
     """
-    if _STATE["loaded"] or aot.load(__file__) is not None:
-        return True
-    if (n_entries > NUMPY_MAX_ENTRIES or cells > MAX_PADDING * n_entries + 64
-            or _STATE["numpy_seconds"] >= NUMPY_BUDGET):
-        warm_up()
-        return True
-    return False
+    return KERNELS.use_compiled(needed=n_entries > NUMPY_MAX_ENTRIES
+                                or cells > MAX_PADDING * n_entries + 64)
 
-
-def charge_numpy(seconds: float) -> None:
-    """Add ``seconds`` spent in the numpy passes to this process's account."""
-    _STATE["numpy_seconds"] += seconds
-
-
-def numpy_seconds() -> float:
-    """Seconds the numpy passes have spent in this process."""
-    return float(_STATE["numpy_seconds"])
 
 
 # --------------------------------------------------------------------------- numpy passes

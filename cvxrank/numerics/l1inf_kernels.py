@@ -19,8 +19,8 @@ Both are exact to rounding; they add in different orders, so their points differ
 rounding only (at most 1e-17 sigma m on the 1000 inputs of
 ``tests/test_l1inf_projection.py``, sigma the largest of 1, ``|v|`` and the budgets).
 
-Which one runs (:func:`use_compiled`)
--------------------------------------
+Which one runs (``KERNELS.use_compiled()``)
+------------------------------------------
 The kernel whenever ``make install`` compiled it ahead of time (:mod:`cvxrank.compiled.aot`: loaded
 in well under a millisecond, without numba). Without that module it is compiled by numba
 (``njit(cache=True, nogil=True)``) and cached on disk (``__pycache__``), so a process pays a
@@ -29,9 +29,9 @@ numba and loading the cached machine code, 0.2-0.25 s in a fresh process on the 
 ``benchmarks/README.md`` (0.14 s of it the import; compiling, after a change of this file,
 1-2.5 s once); ``benchmarks/bench_l1inf_projection.py`` prints it. As for PRSVM+'s passes
 (:mod:`cvxrank.formulations.sorted_kernels`), the rule is ski rental: the numpy method runs
-until it has spent :data:`NUMPY_BUDGET` seconds in the process, then :func:`warm_up` loads
-the kernel, which runs from then on (at once if :func:`warm_up` was called before, as the
-benchmarks and tests do). A short process (a stochastic fit of the paper's T <= 1000 steps,
+until it has spent :data:`NUMPY_BUDGET` seconds in the process, then it loads
+the kernel, which runs from then on (at once if :func:`warm_up` was called before, as
+the benchmarks and tests do). A short process (a stochastic fit of the paper's T <= 1000 steps,
 about 60-100 microseconds per numpy projection of one query) never imports numba; a long one
 pays at most the budget on top. Unlike PRSVM+'s passes, the two methods are different
 algorithms, so a point computed before the switch and one computed after it may differ by
@@ -44,13 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank.compiled import aot
+from cvxrank.compiled.kernels import KernelFile
 
 #: Seconds the numpy method may spend in a process before the kernel is loaded (about the
 #: kernel's fixed cost, 0.2-0.25 s from a fresh process, more on a slower or loaded machine).
 NUMPY_BUDGET = 0.25
-
-_STATE: dict[str, Any] = {"dispatcher": None, "loaded": False, "numpy_seconds": 0.0}
 
 
 def step_limit(m: int) -> int:
@@ -198,35 +196,29 @@ def _project_blocks(v: np.ndarray, perm: np.ndarray, group_ptr: np.ndarray,
     return point, cap, threshold, steps
 
 
-def _dispatcher() -> Any:
-    """The compiled kernel: the ahead-of-time module's function when ``make install`` built
-    it for this version of the file (:mod:`cvxrank.compiled.aot`), else numba's dispatcher (numba
-    imported here, on first use)."""
-    if _STATE["dispatcher"] is None:
-        ahead = aot.load(__file__)
-        if ahead is not None:
-            _STATE["dispatcher"], _STATE["loaded"] = ahead.project_blocks, True
-        else:
-            from numba import njit
-
-            _STATE["dispatcher"] = njit(cache=True, nogil=True)(_project_blocks)
-    return _STATE["dispatcher"]
-
-
 #: The kernel's argument types, for the ahead-of-time module (every array C-contiguous).
 _SIGNATURE = ("Tuple((f8[::1], f8[::1], f8[::1], i8))(f8[::1], i8[::1], i8[::1], i8[::1], "
               "i8[::1], f8[::1], i8)")
 
 
-def build_ahead() -> None:
-    """Compile the kernel ahead of time (:func:`cvxrank.compiled.aot.build`; ``make install``)."""
-    aot.build(__file__, {"project_blocks": (_project_blocks, _SIGNATURE)})
+def _warm(kernels: dict[str, Any]) -> None:
+    """Call the kernel once, for the argument types :class:`~cvxrank.numerics.sets.
+    L1InfLayout` passes."""
+    index = np.array([0, 1], dtype=np.int64)
+    kernels["project_blocks"](np.array([1.0, -1.0]), index, np.array([0, 1, 2], dtype=np.int64),
+                              np.array([0, 2], dtype=np.int64), index, np.array([0.5]), 1)
+
+
+#: The kernel file (:class:`~cvxrank.compiled.kernels.KernelFile`): ahead of time, numba or
+#: the numpy method, with the process's account of the numpy method's time.
+KERNELS = KernelFile(__file__, {"project_blocks": (_project_blocks, _SIGNATURE)}, _warm,
+                     numpy_budget=NUMPY_BUDGET)
 
 
 def __getattr__(name: str) -> Any:
-    """``project_blocks``: the compiled kernel (a numba dispatcher)."""
+    """``project_blocks``: the compiled kernel."""
     if name == "project_blocks":
-        return _dispatcher()
+        return KERNELS.dispatchers()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -238,24 +230,4 @@ def warm_up() -> None:
     (0.2-0.25 s from a fresh process) or, after a change of this file, compiling it;
     benchmarks and tests call this before they time or certify anything.
     """
-    index = np.array([0, 1], dtype=np.int64)
-    _dispatcher()(np.array([1.0, -1.0]), index, np.array([0, 1, 2], dtype=np.int64),
-                  np.array([0, 2], dtype=np.int64), index, np.array([0.5]), 1)
-    _STATE["loaded"] = True
-
-
-def use_compiled() -> bool:
-    """Whether the next projection should be the compiled one (module docstring): True
-    once the kernel is loaded, or once the numpy method has spent :data:`NUMPY_BUDGET`
-    seconds in this process (the kernel is then loaded here, :func:`warm_up`)."""
-    if _STATE["loaded"] or aot.load(__file__) is not None:
-        return True
-    if _STATE["numpy_seconds"] >= NUMPY_BUDGET:
-        warm_up()
-        return True
-    return False
-
-
-def charge_numpy(seconds: float) -> None:
-    """Add ``seconds`` spent in the numpy method to this process's account."""
-    _STATE["numpy_seconds"] += seconds
+    KERNELS.warm_up()

@@ -791,14 +791,14 @@ class L1InfLayout:
         budgets :math:`R_b \ge 0` (scalar or length B, already scaled).
 
         The compiled Newton kernel once it is loaded in the process, else the sort-based
-        :meth:`project_sorted` (:func:`cvxrank.numerics.l1inf_kernels.use_compiled`); also the
+        :meth:`project_sorted` (:data:`cvxrank.numerics.l1inf_kernels.KERNELS`); also the
         latter if a block reaches the kernel's step limit (never observed).
         """
         v = np.ascontiguousarray(v, dtype=np.float64)
         budget = np.asarray(radius, dtype=np.float64)
         budget = (np.full(self.n_blocks, budget) if budget.ndim == 0
                   else np.ascontiguousarray(budget))
-        if l1inf_kernels.use_compiled():
+        if l1inf_kernels.KERNELS.use_compiled():
             point, cap, threshold, steps = l1inf_kernels.project_blocks(
                 v, self.perm, self.group_ptr, self.block_ptr, self.group_label, budget,
                 l1inf_kernels.step_limit(v.size))
@@ -807,7 +807,7 @@ class L1InfLayout:
             return self.project_sorted(v, budget)
         start = time.perf_counter()
         projection = self.project_sorted(v, budget)
-        l1inf_kernels.charge_numpy(time.perf_counter() - start)
+        l1inf_kernels.KERNELS.charge_numpy(time.perf_counter() - start)
         return projection
 
     def project_sorted(self, v: np.ndarray, radius: float | np.ndarray) -> L1InfProjection:
