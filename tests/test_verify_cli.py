@@ -41,7 +41,7 @@ def test_quick_verify_passes_and_writes_figures(cli, tmp_path, monkeypatch) -> N
     # wall clock: their times are only checked to be recorded)
     install_clock(monkeypatch, trace_module)
     figs = tmp_path / "figs"
-    code, out, err = cli("verify", "--quick", "--json", "--figures", str(figs))
+    code, out, err = cli("verify", "--json", "--figures", str(figs))
     assert code == 0, err
     report = json.loads(out)
     assert report["passed"] is True and report["failed"] == []
@@ -82,7 +82,7 @@ def test_quick_verify_passes_and_writes_figures(cli, tmp_path, monkeypatch) -> N
 
 
 def test_table_lists_every_pair(cli) -> None:
-    code, out, err = cli("verify", "--quick", "--no-figures", "--only", "*/apg")
+    code, out, err = cli("verify", "--no-figures", "--only", "*/apg")
     assert code == 0, err
     lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("formulation"))
@@ -119,7 +119,7 @@ def test_broken_solver_makes_verify_fail_and_names_it(cli, monkeypatch, tmp_path
     crashing = Entry("ranksvm-squared_hinge", "ranksvm", _crashing_solve, RateSpec.linear(),
                      loss="squared_hinge")
     monkeypatch.setattr(registry, "REGISTRY", [good, broken, crashing])
-    code, out, err = cli("verify", "--quick", "--figures", str(tmp_path))
+    code, out, err = cli("verify", "--figures", str(tmp_path))
     assert code == 1
     for inst in QUICK:
         assert f"verify failed: ranksvm-hinge/broken on {inst.name}: relative objective gap" in err
@@ -129,7 +129,7 @@ def test_broken_solver_makes_verify_fail_and_names_it(cli, monkeypatch, tmp_path
     assert "4 FAILED" in out
     assert list(tmp_path.glob("ranksvm-hinge_*.png"))  # figures are still written
 
-    code, out, _ = cli("verify", "--quick", "--json", "--no-figures")
+    code, out, _ = cli("verify", "--json", "--no-figures")
     report = json.loads(out)
     assert code == 1 and report["passed"] is False
     assert sorted(report["failed"]) == sorted(
@@ -157,7 +157,7 @@ def test_stochastic_entry_runs_every_seed(monkeypatch) -> None:
     (("--reference-solver", "NOPE"), "reference solver 'NOPE' is not an installed"),
 ])
 def test_bad_input_exits_2(cli, args, message) -> None:
-    code, out, err = cli("verify", "--quick", "--no-figures", *args)
+    code, out, err = cli("verify", "--no-figures", *args)
     assert code == 2 and out == ""
     assert err.startswith("cvxrank: error: ") and message in err
     assert err.count("\n") == 1
@@ -185,13 +185,13 @@ def test_verify_writes_its_figures_outside_the_tracked_figures_folder(
 
     assert DEFAULT_FIGURES == "results/verify-figures"
     monkeypatch.chdir(tmp_path)
-    code, out, err = cli("verify", "--quick", "--only", "ranksvm-squared_hinge/prsvm+")
+    code, out, err = cli("verify", "--only", "ranksvm-squared_hinge/prsvm+")
     assert code == 0, err
     written = sorted(p.name for p in (tmp_path / DEFAULT_FIGURES).iterdir())
     assert written == sorted([MANIFEST] + [f"ranksvm-squared_hinge_{i.name}{x}" for i in QUICK
                                            for x in (".png", ".csv")])
     assert f"to {DEFAULT_FIGURES}" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
-    code, out, err = cli("verify", "--quick", "--only", "ranksvm-squared_hinge/prsvm+",
+    code, out, err = cli("verify", "--only", "ranksvm-squared_hinge/prsvm+",
                          "--no-figures", "--json")
     assert code == 0 and json.loads(out)["figures"] == []

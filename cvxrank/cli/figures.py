@@ -8,9 +8,9 @@ Usage::
 By default it writes the curated figures that git keeps in ``figures/`` (``make figures``):
 one per method family (:data:`CURATED`), all on the verify instance
 :data:`CURATED_INSTANCE`, each a small PNG (:func:`cvxrank.plots.save_small_png`) and the
-CSV of the traces behind it. ``--all`` writes every (formulation, instance) pair of the
-verify instances instead (``--quick``, which implies ``--all``: the quick instances), as
-``cvxrank verify --figures DIR`` does (about 28 MB: for a folder outside git); ``--only
+CSV of the traces behind it. ``--all`` writes every (formulation, instance) pair of the four
+larger verify instances instead (``--quick``, which implies ``--all``: the two small ones),
+as ``cvxrank verify --figures DIR`` does (about 28 MB: for a folder outside git); ``--only
 PATTERN`` keeps the pairs whose ``<formulation>/<solver>`` matches, in either selection.
 
 It runs the same verification as ``cvxrank verify``
@@ -122,6 +122,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="every (formulation, instance) pair of the verify instances, "
                         "not the curated figures kept in git (one per method family); "
                         "--quick implies it, on the quick instances")
+    parser.add_argument("--quick", action="store_true",
+                        help="every pair of the two small verify instances")
     add_force_flag(parser)
     add_verification_options(parser)
     add_json_flag(parser)
@@ -149,7 +151,9 @@ def select_figures(args: argparse.Namespace) -> tuple[list[Any], list[Any], str]
     """(entries, instances, reference solver) of a ``figures`` run: the curated selection
     (:func:`curated_selection`), or with ``--all`` or ``--quick`` every pair of the instance
     set (:func:`cvxrank.cli.verify.select`); ValueError on bad input."""
-    chosen, instances, solver = select(args)
+    from cvxrank.data.instances import instance_set
+
+    chosen, instances, solver = select(args, instance_set(args.quick))
     if args.all or args.quick:
         return chosen, instances, solver
     chosen, instances = curated_selection(args.only)
@@ -408,8 +412,8 @@ def figures_readme(chosen: Sequence[Any] | None = None, instances: Sequence[Any]
               "on the instances in bold.", "",
               "| instance | run by | queries | documents per query | features | grades "
               "| noise | seed | parameters |", "|---|---|---|---|---|---|---|---|---|"]
-    for how, insts in (("`cvxrank verify`, `cvxrank figures --all`", DEFAULT),
-                       ("`cvxrank verify --quick`, `cvxrank figures --quick`", QUICK)):
+    for how, insts in (("`cvxrank verify --all`, `cvxrank figures --all`", DEFAULT),
+                       ("`cvxrank verify`, `cvxrank figures --quick`", QUICK)):
         for inst in insts:
             docs = inst.docs_per_query
             docs_text = f"{docs[0]}-{docs[1]}" if isinstance(docs, tuple) else str(docs)

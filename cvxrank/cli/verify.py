@@ -2,14 +2,17 @@
 
 Usage::
 
-    cvxrank verify [--quick] [--json] [--figures DIR | --no-figures] [--force]
+    cvxrank verify [--all] [--json] [--figures DIR | --no-figures] [--force]
                    [--only PATTERN] [--reference-solver CLARABEL]
 
 For each (formulation, solver) pair of :mod:`cvxrank.registry` and each embedded instance of
-:mod:`cvxrank.data.instances` (``--quick``: the small set), it solves the formulation's primal and
-dual with CVXPY to a certified optimum, runs the solver, and validates the run
-(:func:`cvxrank.certificates.validate.validate`): relative objective gap ``(P(w) - p*) / |p*|``
-within the entry's tolerance and a fitted convergence rate at least as fast as the proven one.
+:mod:`cvxrank.data.instances` (the two small instances of :data:`~cvxrank.data.instances.
+QUICK`, every family and solver in well under a minute and a half of CPU; ``--all``: every
+instance, the four larger ones of :data:`~cvxrank.data.instances.DEFAULT` too), it solves
+the formulation's primal and dual with CVXPY to a certified optimum, runs the solver, and
+validates the run (:func:`cvxrank.certificates.validate.validate`): relative objective gap
+``(P(w) - p*) / |p*|`` within the entry's tolerance and a fitted convergence rate at least as
+fast as the proven one.
 
 The table has one row per pair: relative objective gap ``rel.gap``, relative duality gap
 of the final iterate ``duality.gap``, fitted and proven rates, the reference's primal solve
@@ -76,6 +79,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "against the proven rate. Prints a table, writes figures, exits 1 naming the pairs "
         "that fail.",
     )
+    parser.add_argument("--all", action="store_true",
+                        help="every embedded instance: the two small ones and the four larger "
+                        "ones (some minutes; default: the two small ones, every pair)")
     add_verification_options(parser)
     add_json_flag(parser)
     parser.add_argument("--figures", metavar="DIR", default=DEFAULT_FIGURES,
@@ -88,9 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_verification_options(parser: argparse.ArgumentParser) -> None:
-    """``--quick``, ``--only`` and ``--reference-solver`` (shared with ``figures``)."""
-    parser.add_argument("--quick", action="store_true",
-                        help="the small instance set (about a minute)")
+    """``--only`` and ``--reference-solver`` (shared with ``figures``)."""
     parser.add_argument("--only", metavar="PATTERN", default=None,
                         help="only the pairs whose '<formulation>/<solver>' matches PATTERN "
                         "(shell wildcards, e.g. 'ranksvm-hinge/*' or '*/apg'; without a "
@@ -101,10 +105,11 @@ def add_verification_options(parser: argparse.ArgumentParser) -> None:
     add_progress_flag(parser)
 
 
-def select(args: argparse.Namespace) -> tuple[list[Any], list[Any], str]:
-    """(entries, instances, reference solver) from the options; ValueError on bad input."""
+def select(args: argparse.Namespace,
+           instances: Sequence[Any]) -> tuple[list[Any], list[Any], str]:
+    """(entries, instances, reference solver) from the options (``--only``,
+    ``--reference-solver``) and the instances; ValueError on bad input."""
     from cvxrank.certificates.reference import check_solver
-    from cvxrank.data.instances import instance_set
     from cvxrank.registry import REGISTRY, entries
 
     chosen = entries(args.only)
@@ -112,7 +117,7 @@ def select(args: argparse.Namespace) -> tuple[list[Any], list[Any], str]:
         names = ", ".join(e.name for e in REGISTRY) or "none registered"
         raise ValueError(f"--only {args.only!r} matches no registered pair (pairs: {names})")
     solver = check_solver(args.reference_solver)
-    return chosen, list(instance_set(args.quick)), solver
+    return chosen, list(instances), solver
 
 
 #: How ``README.md`` of a figures folder begins, as ``cvxrank figures`` writes it
@@ -203,10 +208,11 @@ def report_failures(outcomes: list[Any], stream: TextIO | None = None) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """The ``verify`` subcommand."""
+    from cvxrank.data.instances import ALL, QUICK
     from cvxrank.plots import write_figures
     from cvxrank.verification.sweep import run_verification
 
-    chosen, instances, ref_solver = select(args)
+    chosen, instances, ref_solver = select(args, tuple(ALL.values()) if args.all else QUICK)
     out = None
     if not args.no_figures:
         out = figures_output(args.figures, force=args.force, option="--figures")

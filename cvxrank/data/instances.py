@@ -6,11 +6,12 @@ are regenerated identically on any machine, so nothing is stored on disk.
 
 Two sets:
 
-* :data:`QUICK` (``cvxrank verify --quick``, about a minute or less): two instances of
-  roughly 900 and 4,400 preference pairs;
-* :data:`DEFAULT` (``cvxrank verify``, a few minutes at most): four instances from about
-  2,300 to 10,000 pairs, with 10 to 50 features, 3 to 5 grade levels, several noise levels
-  and seeds, and C from 5e-4 to 1e-2.
+* :data:`QUICK` (``cvxrank verify``: every registered pair in well under a minute and a
+  half of CPU, references included): two instances of roughly 900 and 4,400 preference
+  pairs;
+* :data:`DEFAULT` (added by ``cvxrank verify --all``, some minutes; ``cvxrank figures
+  --all``): four instances from about 2,300 to 10,000 pairs, with 10 to 50 features, 3 to 5
+  grade levels, several noise levels and seeds, and C from 5e-4 to 1e-2.
 
 Names say what an instance is: ``<set or what is special>-<queries>q-<features>f``
 (``wide-60q-50f``: 60 queries, 50 features, 5 to 15 documents per query: wide data;
@@ -92,7 +93,7 @@ def _generate(n_queries: int, docs_per_query: int | tuple[int, int], n_features:
                           n_features=n_features, n_grades=n_grades, noise=noise, seed=seed)
 
 
-#: ``cvxrank verify --quick``.
+#: ``cvxrank verify`` (and ``cvxrank figures --quick``).
 QUICK: tuple[Instance, ...] = (
     Instance("quick-10q-10f", n_queries=10, docs_per_query=(10, 30), n_features=10, seed=0,
              params={"C": 5e-3}),
@@ -100,7 +101,7 @@ QUICK: tuple[Instance, ...] = (
              n_grades=4, seed=1, params={"C": 1e-3}),
 )
 
-#: ``cvxrank verify``.
+#: Added by ``cvxrank verify --all`` (and ``cvxrank figures --all``).
 DEFAULT: tuple[Instance, ...] = (
     Instance("base-20q-10f", n_queries=20, docs_per_query=(10, 30), n_features=10, seed=2,
              params={"C": 1e-2}),
@@ -117,7 +118,8 @@ ALL: dict[str, Instance] = {inst.name: inst for inst in QUICK + DEFAULT}
 
 
 def instance_set(quick: bool = False) -> tuple[Instance, ...]:
-    """The instances ``cvxrank verify`` runs (``--quick``: :data:`QUICK`)."""
+    """:data:`QUICK` or :data:`DEFAULT` (the instances of ``cvxrank figures --quick`` and
+    ``--all``; ``cvxrank verify`` runs :data:`QUICK`, with ``--all`` both)."""
     return QUICK if quick else DEFAULT
 
 
