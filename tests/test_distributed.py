@@ -133,6 +133,33 @@ def test_a_shards_formulation_error_is_raised_when_it_is_built(client) -> None:
         ShardedRankSVM(shards, C=1.0, loss="hinge", level_weight={(2.0, 1.0): 1.0})
 
 
+def test_shards_are_refused_as_the_data_in_memory(client) -> None:
+    """The sharded formulation runs the in-memory checks: the same errors, the same words,
+    and the same capabilities for each loss (with PRSVM+'s sorted passes)."""
+    def error(cls, data, params) -> tuple[type, str]:
+        with pytest.raises((ValueError, TypeError)) as info:
+            cls(data, **params)
+        return type(info.value), str(info.value).replace(info.value.args[0].split(":")[0], "")
+
+    data = synthetic(14, n_queries=6)
+    one_grade = RankingData(data.X, np.zeros(data.n_documents), data.qid)
+    cases = [(data, {"C": 0.0, "loss": "hinge"}), (data, {"C": 1.0, "loss": "logistic"}),
+             (one_grade, {"C": 1.0, "loss": "hinge"})]
+    for source, params in cases:
+        shards = ShardedRankingData.from_data(source, client, 2)
+        assert error(ShardedRankSVM, shards, params) == error(RankSVM, source, params), params
+    shards = ShardedRankingData.from_data(data, client, 2)
+    # what needs the pairs or queries in this process (the duals, the pair samples, the
+    # queries' cut bounds) is not offered; "sorted_pairs" stands on shards for Newton's
+    # model of the sorted passes, which the hinge has none of
+    in_memory_only = {"dual_gradient", "pair_samples", "cut_bounds", "query_blocks"}
+    for loss in ("hinge", "squared_hinge", "huber"):
+        sharded = ShardedRankSVM(shards, C=1.0, loss=loss).capabilities
+        local = RankSVM(data, C=1.0, loss=loss).capabilities
+        newton = set() if loss == "hinge" else {"sorted_pairs"}
+        assert sharded == (local - in_memory_only - {"sorted_pairs"}) | newton, loss
+
+
 # ----------------------------------------------------------- the optimum, as in memory
 
 

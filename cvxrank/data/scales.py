@@ -34,6 +34,20 @@ class RankingData(Protocol):
     def column_scales(self) -> np.ndarray: ...
 
 
+class FeatureSizes(Protocol):
+    """What the overflow check reads of a data set, in memory or sharded over a cluster
+    (:class:`cvxrank.distributed.ShardedRankingData`)."""
+
+    @property
+    def column_scales(self) -> np.ndarray: ...
+
+    @property
+    def n_documents(self) -> int: ...
+
+    @property
+    def n_features(self) -> int: ...
+
+
 def column_scales(X: np.ndarray | sp.spmatrix) -> np.ndarray:
     """The largest magnitude of each feature column (0 for an all-zero column), without a
     copy of X; computed once per data set (:attr:`RankingData.column_scales`), which every
@@ -68,18 +82,19 @@ def magnitude_limit(n_documents: int, n_features: int) -> float:
     return math.sqrt(np.finfo(np.float64).max * tolerances.OVERFLOW_HEADROOM / size)
 
 
-def check_magnitude(data: RankingData) -> None:
-    """Raise :class:`~cvxrank.errors.UsageError` when the features of ``data`` are so large
-    that the solvers' sums of squares overflow float64 (:func:`magnitude_limit`)."""
-    X = data.X
+def check_magnitude(data: FeatureSizes) -> None:
+    """Raise :class:`~cvxrank.errors.UsageError` when the features of ``data`` (in memory or
+    sharded) are so large that the solvers' sums of squares overflow float64
+    (:func:`magnitude_limit`)."""
+    n, d = data.n_documents, data.n_features
     scales = data.column_scales
-    limit = magnitude_limit(X.shape[0], X.shape[1])
+    limit = magnitude_limit(n, d)
     if scales.size and float(scales.max()) > limit:
         j = int(np.argmax(scales))
         raise UsageError(
             f"feature {j + 1} reaches {scales[j]:.3g}: squares of features this large "
-            f"overflow float64 sums (at most {limit:.3g} for {X.shape[0]:,} documents x "
-            f"{X.shape[1]} features); rescale the features")
+            f"overflow float64 sums (at most {limit:.3g} for {n:,} documents x "
+            f"{d} features); rescale the features")
 
 
 def _extremes(data: RankingData) -> tuple[np.ndarray, int, int] | None:

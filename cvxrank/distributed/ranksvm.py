@@ -45,15 +45,16 @@ from typing import Any
 import numpy as np
 
 from cvxrank.core.trace import Run, Status, Trace, certified_radius
-from cvxrank.data.scales import badly_scaled, magnitude_limit
+from cvxrank.data.scales import badly_scaled, check_magnitude
 from cvxrank.distributed import tasks
 from cvxrank.distributed.shards import ShardedRankingData
 from cvxrank.errors import CvxrankError, UsageError
-from cvxrank.formulations.base import HyperParameter, Objective
+from cvxrank.formulations.base import HyperParameter, Objective, check_C, no_pairs_error
 from cvxrank.formulations.ranksvm import (
     GradeTable,
     MarginBand,
     accurate_gradient,
+    loss_capabilities,
     primal_rounding,
     squared_hinge_dual_bound,
 )
@@ -63,7 +64,6 @@ from cvxrank.numerics.cuts import QueryCuts
 from cvxrank.numerics.rounding import LossRounding
 from cvxrank.solvers.newton import ScoreError
 from cvxrank.solvers.one_slack import cut_rounding
-from cvxrank.tolerances import C_RANGE
 
 
 class ShardsLost(CvxrankError):
@@ -139,9 +139,10 @@ class ShardedRankSVM(Objective):
     Raises
     ------
     ValueError
-        For C outside :data:`cvxrank.tolerances.C_RANGE`, an unknown loss.
+        For C outside :data:`cvxrank.tolerances.C_RANGE`, an unknown loss, data without
+        preference pairs (the in-memory formulation's checks and messages).
     UsageError
-        For data without preference pairs, or features whose squares overflow.
+        For features whose squares overflow.
     """
 
     strong_convexity = 1.0
@@ -149,34 +150,23 @@ class ShardedRankSVM(Objective):
     def __init__(self, data: ShardedRankingData, *, C: float = 1.0, loss: str = "hinge",
                  level_weight: GradeTable | None = None,
                  level_margin: GradeTable | None = None) -> None:
+        # the in-memory formulation's checks, on what the client knows of the shards
         if loss not in PAIR_LOSSES:
             raise ValueError(f"loss must be one of {', '.join(PAIR_LOSSES)}; got {loss!r}")
-        C = float(C)
-        low, high = C_RANGE
-        if not (np.isfinite(C) and low <= C <= high):
-            raise ValueError(f"C must be in [{low:g}, {high:g}] (cvxrank.tolerances.C_RANGE), "
-                             f"got {C:g}")
+        C = check_C(C)
         if data.n_pairs == 0:
-            raise UsageError(f"{data.source}: no query has documents of two different grades, "
-                             "so there are no preference pairs")
-        scales = data.column_scales
-        limit = magnitude_limit(data.n_documents, data.n_features)
-        if scales.size and float(scales.max()) > limit:
-            j = int(np.argmax(scales))
-            raise UsageError(f"feature {j + 1} reaches {scales[j]:.3g}: squares of features "
-                             f"this large overflow float64 sums; rescale the features")
+            raise no_pairs_error(data.source)
+        check_magnitude(data)
         self.data = data  # type: ignore[assignment]  (the shards, not a RankingData)
         self._hyper = {"C": HyperParameter("C", C)}
         self._derived = {}
         self.loss = loss
         self.name = f"ranksvm-{loss}"
-        capabilities = {"loss_subgradient"}
-        if loss == "hinge":
-            capabilities.add("margin_band")
-        else:
-            capabilities |= {"pairwise_newton", "sorted_pairs", "accurate_gradient"}
-        if loss == "squared_hinge":
-            capabilities.add("primal_certificate")
+        # every shard's pairs are all of its queries' (no explicit pairs): PRSVM+'s sorted
+        # passes wherever Newton applies
+        capabilities = loss_capabilities(loss)
+        if "pairwise_newton" in capabilities:
+            capabilities.add("sorted_pairs")
         self.capabilities = frozenset(capabilities)
         client = data.client
         self._shards = client.map(tasks.shard, data.futures, C=C, loss=loss,

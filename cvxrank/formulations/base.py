@@ -492,10 +492,25 @@ class LossWeighted(Formulation):
 
     def _check_param(self, key: str, value: float) -> None:
         super()._check_param(key, value)
-        low, high = C_RANGE
-        if key == "C" and not low <= value <= high:
-            raise ValueError(f"C must be in [{low:g}, {high:g}] (cvxrank.tolerances.C_RANGE: "
-                             f"the range over which the solvers are tested), got {value:g}")
+        if key == "C":
+            check_C(value)
+
+
+def check_C(C: float) -> float:  # noqa: N802 (the papers' name)
+    """``C`` as a float, or ValueError when it is not finite and in
+    :data:`cvxrank.tolerances.C_RANGE` (the range over which the solvers are tested)."""
+    C = float(C)
+    low, high = C_RANGE
+    if not (np.isfinite(C) and low <= C <= high):
+        raise ValueError(f"C must be in [{low:g}, {high:g}] (cvxrank.tolerances.C_RANGE: "
+                         f"the range over which the solvers are tested), got {C:g}")
+    return C
+
+
+def no_pairs_error(source: str | None) -> ValueError:
+    """The error of a data set without preference pairs (every query of one grade)."""
+    return ValueError(f"{source or 'the data'}: no query has documents of two different "
+                      "grades, so there are no preference pairs")
 
 
 class ProjectableDual(ABC):

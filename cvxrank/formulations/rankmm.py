@@ -70,7 +70,12 @@ import scipy.sparse as sp
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData, largest_distance_to_mean
-from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
+from cvxrank.formulations.base import (
+    LossWeighted,
+    ProjectableDual,
+    no_pairs_error,
+    squared_operator_norm,
+)
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.methods import RANKMM_LOSSES
 from cvxrank.numerics.cuts import QueryCuts
@@ -137,8 +142,7 @@ class RankMM(ProjectableDual, LossWeighted):
             raise ValueError(f"loss must be one of {', '.join(RANKMM_LOSSES)}; got {loss!r}")
         per_query = count_pairs(data)
         if int(per_query.sum()) == 0:
-            raise ValueError(f"{data.source or 'the data'}: no query has documents of two "
-                             "different grades, so there are no preference pairs")
+            raise no_pairs_error(data.source)
         super().__init__(data, C=C)
         self.loss: str = loss
         self.name = f"rankmm-{loss}"

@@ -47,6 +47,7 @@ from cvxrank.formulations.base import (
     LossWeighted,
     ProjectableDual,
     largest_row_norm,
+    no_pairs_error,
     squared_operator_norm,
 )
 from cvxrank.formulations.pair_losses import ExplicitPairLoss, LossEvaluation, SortedPairLoss
@@ -111,6 +112,22 @@ class MarginBand:
     smallest_margin: float = math.inf
 
 
+def loss_capabilities(loss: str) -> set[str]:
+    """What the RankSVM objective offers for ``loss`` wherever its data are (in memory, or
+    sharded over a cluster, :class:`cvxrank.distributed.ShardedRankSVM`): a subgradient of
+    the loss (the 1-slack), the exact finish's margin band (hinge), Newton's products and the
+    double-word gradient (the smooth losses), a certificate from any primal point (the
+    squared hinge, whose dual point is a function of w)."""
+    capabilities = {"loss_subgradient"}
+    if loss == "hinge":
+        capabilities.add("margin_band")
+    else:
+        capabilities |= {"pairwise_newton", "accurate_gradient"}
+    if loss == "squared_hinge":
+        capabilities.add("primal_certificate")
+    return capabilities
+
+
 class PairwiseSVM(ProjectableDual, LossWeighted):
     r"""The RankSVM problem on preference pairs, whatever the model of the document scores.
 
@@ -172,10 +189,7 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
         self.structured = not explicit and (pairs is None or _all_pairs_of(pairs, data))
         p = pairs.n_pairs if pairs is not None else int(count_pairs(data).sum())
         if p == 0:
-            raise ValueError(
-                f"{data.source or 'the data'}: no query has documents of two different grades, "
-                "so there are no preference pairs"
-            )
+            raise no_pairs_error(data.source)
         self._n_pairs = p
         self._given_pairs = pairs
         self._max_pairs = max_pairs
@@ -533,13 +547,9 @@ class RankSVM(PairwiseSVM):
         self.name = f"ranksvm-{loss}"
         self._X = data.X
         self._op_norm_sq: float | None = None
-        capabilities = {"dual_gradient", "pair_samples", "loss_subgradient"}
+        capabilities = {"dual_gradient", "pair_samples"} | loss_capabilities(loss)
         if loss == "hinge":
-            capabilities |= {"cut_bounds", "margin_band"}
-        else:
-            capabilities |= {"pairwise_newton", "accurate_gradient"}
-        if loss == "squared_hinge":
-            capabilities.add("primal_certificate")
+            capabilities.add("cut_bounds")
         if self.structured:
             capabilities |= {"sorted_pairs", "query_blocks"}
         self.capabilities = frozenset(capabilities)
