@@ -35,16 +35,15 @@ each family's registry module states its rescaling (:data:`cvxrank.registry.C_SC
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from cvxrank.data.pairs import count_pairs
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.data.synthetic import make_synthetic
+from cvxrank.data.synthetic import SyntheticSpec
 
 
 @dataclass(frozen=True)
-class Instance:
+class Instance(SyntheticSpec):
     """A named synthetic data set and the hyper-parameters to build formulations with.
 
     Attributes
@@ -52,25 +51,18 @@ class Instance:
     name : str
         Short name used in tables, file names and ``--only``.
     n_queries, docs_per_query, n_features, n_grades, noise, seed
-        Arguments of :func:`~cvxrank.data.synthetic.make_synthetic`.
+        The data set (:class:`~cvxrank.data.synthetic.SyntheticSpec`).
     params : dict
         Hyper-parameters (e.g. ``{"C": 0.01}``) passed to each registry entry's
         ``make_formulation`` (entry defaults are overridden by these).
     """
 
     name: str
-    n_queries: int
-    docs_per_query: int | tuple[int, int]
-    n_features: int
-    seed: int
-    n_grades: int = 3
-    noise: float = 0.5
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def data(self) -> RankingData:
         """The data set (generated once per process, then cached)."""
-        return _generate(self.n_queries, self.docs_per_query, self.n_features, self.n_grades,
-                         self.noise, self.seed)
+        return self.generate()
 
     def describe(self) -> dict[str, Any]:
         """Summary for tables and JSON."""
@@ -84,13 +76,6 @@ class Instance:
             "seed": self.seed,
             **self.params,
         }
-
-
-@lru_cache(maxsize=32)
-def _generate(n_queries: int, docs_per_query: int | tuple[int, int], n_features: int,
-              n_grades: int, noise: float, seed: int) -> RankingData:
-    return make_synthetic(n_queries=n_queries, docs_per_query=docs_per_query,
-                          n_features=n_features, n_grades=n_grades, noise=noise, seed=seed)
 
 
 #: ``cvxrank verify`` (and ``cvxrank figures --quick``).

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -82,3 +84,40 @@ def make_synthetic(
         source=f"synthetic(n_queries={n_queries}, n={n}, d={n_features}, seed={seed})",
     )
     return (data, w) if return_coef else data
+
+
+@dataclass(frozen=True, kw_only=True)
+class SyntheticSpec:
+    """The arguments of :func:`make_synthetic` that name one seeded data set: the one
+    description shared by the verify instances (:class:`cvxrank.data.instances.Instance`)
+    and the experiments' synthetic source (:class:`cvxrank.experiments.sources.Synthetic`).
+
+    Attributes
+    ----------
+    n_queries, docs_per_query, n_features, n_grades, noise, seed
+        As :func:`make_synthetic` takes them (an integer seed: the data are the same on any
+        machine).
+    """
+
+    n_queries: int
+    docs_per_query: int | tuple[int, int]
+    n_features: int
+    n_grades: int = 3
+    noise: float = 0.5
+    seed: int = 0
+
+    def generate(self) -> RankingData:
+        """The data set (generated once per process for the same arguments, then cached)."""
+        return _generate(self.n_queries, self.docs_per_query, self.n_features, self.n_grades,
+                         self.noise, self.seed)
+
+
+#: Synthetic data sets a process keeps (the six verify instances; an experiment's few).
+CACHE_SIZE = 8
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _generate(n_queries: int, docs_per_query: int | tuple[int, int], n_features: int,
+              n_grades: int, noise: float, seed: int) -> RankingData:
+    return make_synthetic(n_queries=n_queries, docs_per_query=docs_per_query,  # type: ignore[return-value]
+                          n_features=n_features, n_grades=n_grades, noise=noise, seed=seed)

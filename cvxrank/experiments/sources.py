@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import read_svmlight
-from cvxrank.data.synthetic import make_synthetic
+from cvxrank.data.synthetic import SyntheticSpec
 
 #: Data sets each process keeps (two LETOR folds' train, vali and test).
 CACHE_SIZE = 6
@@ -60,18 +60,10 @@ class LetorFold:
 
 
 @dataclass(frozen=True)
-class Synthetic:
-    """A seeded synthetic data set: :func:`cvxrank.data.synthetic.make_synthetic`'s numbers.
-
-    It has one split, ``train``.
+class Synthetic(SyntheticSpec):
+    """A seeded synthetic data set (:class:`~cvxrank.data.synthetic.SyntheticSpec`) as a
+    source of tasks. It has one split, ``train``.
     """
-
-    n_queries: int
-    docs_per_query: int
-    n_features: int
-    n_grades: int
-    noise: float
-    seed: int
 
     @property
     def key(self) -> str:
@@ -83,18 +75,10 @@ class Synthetic:
         """The data (built once per process); ``split`` must be ``train``."""
         if split != "train":
             raise ValueError(f"a synthetic source has only a train split; got {split!r}")
-        return _generate(self)
+        return self.generate()
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _read_file(path: str, mtime_ns: int, size: int) -> RankingData:
     del mtime_ns, size  # part of the cache key: a rewritten file is read again
     return read_svmlight(path)
-
-
-@functools.lru_cache(maxsize=CACHE_SIZE)
-def _generate(source: Synthetic) -> RankingData:
-    return make_synthetic(n_queries=source.n_queries, docs_per_query=source.docs_per_query,
-                          n_features=source.n_features, n_grades=source.n_grades,
-                          noise=source.noise, seed=source.seed)
-
