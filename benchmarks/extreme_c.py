@@ -1,7 +1,7 @@
 """Where each registered fast solver meets the certified optimum, across C = 1e-12 .. 1e12.
 
 Not a timing: a map of the supported range (:data:`cvxrank.tolerances.C_RANGE`) on the small
-synthetic instance of ``tests/test_extreme_c.py``, with that test's run limits. Each cell is
+synthetic instance of ``tests/solvers/test_extreme_c.py``, with that test's run limits. Each cell is
 the relative objective gap ``(P(w) - p*) / |p*|`` of a run that reported converged, ``nc``
 for a run that stopped within its limits without meeting its tolerance (and said so), or
 ``c?`` where the solver converged but CVXPY (Clarabel) does not certify that C, so there is

@@ -8,7 +8,7 @@ estimators work with ``clone`` and grid search over ``C`` (with a group-aware sp
 
 The estimators follow scikit-learn's conventions and pass
 :func:`sklearn.utils.estimator_checks.check_estimator` except for the checks that
-``tests/test_sklearn_conventions.py`` lists with their reasons: inputs are validated by
+``tests/estimators/test_sklearn_conventions.py`` lists with their reasons: inputs are validated by
 :func:`sklearn.utils.check_X_y` and :func:`sklearn.utils.check_array` (dense or any sparse
 format, converted to float64 or CSR; complex, non-finite, empty and one-dimensional input
 is refused with scikit-learn's wording), ``predict`` before ``fit`` raises

@@ -18,7 +18,7 @@ small that ``P(0) - p*`` (about ``C^2 ||grad L(0)||^2 / 2``) falls below the tol
 ``p*`` (about ``C L(0)``). Two rules cover that regime: no solver reports converged at
 ``w = 0`` while its certificate leaves a gap above rounding (:data:`ZERO_MODEL_GAP`;
 :class:`cvxrank.core.trace.TraceRecorder`), and C is accepted only in :data:`C_RANGE`, over
-which the solvers are tested against the certified references (``tests/test_extreme_c.py``).
+which the solvers are tested against the certified references (``tests/solvers/test_extreme_c.py``).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ RELATIVE_GAP_DEFINITION = "(P(w) - p*) / |p*|"
 
 #: The values of C (the loss weight of every formulation here) that cvxrank accepts. Over
 #: this range every registered fast solver meets the certified reference or reports that it
-#: did not converge (``tests/test_extreme_c.py``); beyond it the loss term is so small or so
+#: did not converge (``tests/solvers/test_extreme_c.py``); beyond it the loss term is so small or so
 #: large against ``||w||^2 / 2`` that the solutions are the zero model or the C -> infinity
 #: limit to floating-point precision (and at C = 1e300 the objective, C times a sum over
 #: pairs, overflows).

@@ -208,7 +208,7 @@ _HEADER = """\
 
 This README is written by the same command, from the selection of figures, the registry
 and the verify instances (`cvxrank.cli.figures.figures_readme`), so that it lists exactly
-the files the command writes; `tests/test_figures_index.py` checks that it does and that the
+the files the command writes; `tests/verification/test_figures_index.py` checks that it does and that the
 copy in git is current. A rerun rewrites every file (the solver times, hence the figures and
 CSVs, change from run to run).
 

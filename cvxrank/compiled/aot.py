@@ -9,7 +9,7 @@ just in time, every process pays for importing numba and loading the cached mach
 file, written beside it (``_aot_<file>_<digest>.<ext>``). Importing that module costs well
 under a millisecond and does not import numba; its functions run the same machine code as the
 just-in-time kernels (the same source, compiled by the same LLVM for this CPU): the results
-are identical, bit for bit, which ``tests/test_aot.py`` checks.
+are identical, bit for bit, which ``tests/numerics/test_aot.py`` checks.
 
 The digest is that of the kernel file's bytes, so an edited file never loads a module built
 from an older version of it: until ``make install`` runs again, the file's kernels are

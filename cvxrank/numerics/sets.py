@@ -24,7 +24,7 @@ CVXPY problem stays DPP and is re-solved, not rebuilt, when the value changes.
 This module imports CVXPY only inside ``constraints``.
 
 Adding a set is one subclass of :class:`ConvexSet` with its three methods; the contract test
-(``tests/test_sets.py``) compares every set's ``project`` with a CVXPY projection written
+(``tests/numerics/test_sets.py``) compares every set's ``project`` with a CVXPY projection written
 with the set's own ``constraints``. :class:`L1InfBall` (RankMM-3's dual: an
 :math:`\ell_{1,\infty}` ball per query in the orthant), whose constraints carry auxiliary
 caps, has its own certificate in ``tests/test_l1inf_projection.py``; its projection loops

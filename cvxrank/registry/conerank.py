@@ -13,7 +13,7 @@ alternation judged by monotone descent.
   (:func:`~cvxrank.solvers.conerank.solve_alternation`), five random starts, judged by
   ``check="alternation"``: the objective (18) recorded after every half-step never
   increases and every run meets its stopping rule. The joint problem is not convex, so
-  there is no reference optimum; ``tests/test_conerank.py`` compares the end point with
+  there is no reference optimum; ``tests/solvers/test_conerank.py`` compares the end point with
   :func:`~cvxrank.solvers.conerank.reference_alternation` (every block solved by CVXPY)
   from the same start on these instances.
 

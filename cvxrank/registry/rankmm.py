@@ -21,7 +21,7 @@ deterministic baselines and the certified cutting plane.
   :func:`~cvxrank.solvers.cutting_plane.iteration_bound`).
 
 The instances' C is rescaled for RankMM (:func:`matched_weight`); on every verify
-instance the optimum is not w = 0 (``tests/test_rankmm_registry.py``).
+instance the optimum is not w = 0 (``tests/verification/test_rankmm_registry.py``).
 
 References
 ----------
@@ -62,7 +62,7 @@ def matched_weight(data: RankingData) -> float:
     2 on the instances, inside the paper's grid 0.1 ... 1000, Sect. 4) keeps the stochastic
     duals within reach of ``verify``'s time: at C = 5 to 20 EG is still at a relative gap of
     1e-3 to 3e-2 after 100 passes. At these C no RankMM optimum of the instances is w = 0
-    (``tests/test_rankmm_registry.py``): (P(0) - p*) / p* is 0.019 to 1.5, except the
+    (``tests/verification/test_rankmm_registry.py``): (P(0) - p*) / p* is 0.019 to 1.5, except the
     max-average loss of ``noisy-30q-20f``, nearly flat at 0 for every C (1.7e-4, ||w*|| =
     0.017), where the dual side of the check carries the test.
     """

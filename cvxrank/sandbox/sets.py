@@ -19,7 +19,7 @@ Since the squared distance is 2-strongly convex, a feasible p within :math:`\eps
 \sigma^2` of the optimal distance is within :math:`\sqrt{\epsilon}\sigma` of the projection:
 comparing optimal *values*, which an interior-point solver gets right to its tolerance, and
 not CVXPY's point, which is off by the square root of its tolerance where the projection is
-degenerate (``tests/test_sets.py`` explains why). A failure raises
+degenerate (``tests/numerics/test_sets.py`` explains why). A failure raises
 :class:`~cvxrank.sandbox.losses.ExpressionMismatchError` naming the set and the point.
 """
 

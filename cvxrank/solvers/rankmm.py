@@ -130,7 +130,7 @@ on the data and C. Measured (median of 3 seeds, 200 passes, relative gaps
 0.5 to 2): the box dual reaches :math:`10^{-5}` or less at 10x to 1000x
 :math:`1/\max_i L_i`; the :math:`\ell_{1,\infty}` dual needs 1000x (:math:`10^{-4}` to
 :math:`10^{-3}`; 10x leaves :math:`10^{-2}`) but 1000x diverges on the six-query instance
-of ``tests/test_rankmm_solvers.py``, where 10x works; EG reaches :math:`10^{-4}` to
+of ``tests/solvers/test_rankmm_solvers.py``, where 10x works; EG reaches :math:`10^{-4}` to
 :math:`10^{-5}` at 10x :math:`1/\bar A` and oscillates at 30x. On OHSUMED Fold1 train
 (``benchmarks/bench_rankmm_solvers.py``, C = 10 and 1) the certified gap :math:`10^{-3}`
 takes 1000x the box step 0.1 s (1x: not in 120 s at C = 10), 1000x the

@@ -647,7 +647,7 @@ def test_numpy_passes_first_then_compiled_once_the_budget_is_spent() -> None:
     # a fresh process without the ahead-of-time passes (CVXRANK_AOT=0, as when they could
     # not be built): the first evaluations run in numpy (numba not even imported); once the
     # budget is spent the just-in-time passes are loaded and give the same numbers
-    run = subprocess.run([sys.executable, "-c", RULE_PROBE, str(Path(__file__).parent)],
+    run = subprocess.run([sys.executable, "-c", RULE_PROBE, str(Path(__file__).parents[1])],
                          capture_output=True, text=True,
                          env={**os.environ, "CVXRANK_AOT": "0"})
     assert run.returncode == 0, run.stderr

@@ -3,7 +3,7 @@ convergence figures are readable (log axes where solvers differ by orders of mag
 deterministic and stochastic solvers apart, legends outside the data, the gap definition on
 the y axis, the proven rates as guides on every panel that has a rate, a time axis that
 starts at 0, one median line per solver, coinciding curves kept apart). The index of
-``figures/`` is tested in ``tests/test_figures_index.py``."""
+``figures/`` is tested in ``tests/verification/test_figures_index.py``."""
 
 from __future__ import annotations
 

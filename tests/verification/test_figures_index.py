@@ -30,7 +30,7 @@ from cvxrank.plots import figure_stem
 from cvxrank.registry import entries
 from cvxrank.utils.output_files import MANIFEST
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "figures"
 
 #: A file of the index: ``[`name`](name)``.

@@ -9,7 +9,7 @@ The committed files carry their outputs, so that a reader on GitHub sees the tab
 figures. To refresh them after a change, run the notebooks again and save them in place with
 the same client settings as the test:
 
-    .venv/bin/python tests/test_notebooks.py [NAME.ipynb ...]   # default: every notebook
+    .venv/bin/python tests/project/test_notebooks.py [NAME.ipynb ...]   # default: every notebook
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 
@@ -34,7 +34,7 @@ CELL_TIMEOUT = 300
 #: Largest size of a committed notebook, outputs included (figures at modest dpi).
 MAX_NOTEBOOK_BYTES = 2 * 1024 * 1024
 
-REFRESH = ".venv/bin/python tests/test_notebooks.py {name}"
+REFRESH = ".venv/bin/python tests/project/test_notebooks.py {name}"
 
 
 def _code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:

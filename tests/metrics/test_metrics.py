@@ -22,7 +22,7 @@ from cvxrank import metrics
 from cvxrank.data.ranking_data import MAX_GRADE
 from cvxrank.metrics import Convention
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 OHSUMED_TEST = DATA / "letor3_ohsumed" / "QueryLevelNorm" / "Fold1" / "test.txt"
 MQ2008_TEST = DATA / "letor4_mq2008" / "Fold1" / "test.txt"
 

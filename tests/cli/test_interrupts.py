@@ -1,6 +1,6 @@
 """Ctrl-C in the commands of many fits: one SIGINT stops ``grid``, ``reproduce`` and
 ``verify`` within seconds, with exit 130 and nothing written (a lone ``fit`` returns its
-interrupted run instead: tests/test_fit.py)."""
+interrupted run instead: tests/estimators/test_fit.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The projection onto the l1,inf ball intersected with the orthant
 (``cvxrank.numerics.sets.L1InfBall``).
 
-The contract of ``tests/test_sets.py``, adapted to a set whose CVXPY constraints carry an
+The contract of ``tests/numerics/test_sets.py``, adapted to a set whose CVXPY constraints carry an
 auxiliary variable (the caps ``gamma`` of RankMM-3's printed dual, Agarwal & Collins 2010,
 Sect. 3.3), which its constraint-gradient LP cannot see. For 1000 seeded random inputs
 (blocks, groups and one-element groups of several sizes, radii including 0, mixed signs,
@@ -13,7 +13,7 @@ ties, points already in the set or in it after clipping, magnitudes 1e-8 ... 1e8
    (below);
 3. ``||p - p_cvxpy||_inf <= 1e-4 sigma``, ``p_cvxpy`` CVXPY's own projection (Clarabel,
    tolerances 1e-10, in units of sigma), which is only as accurate as the square root of
-   its gap at degenerate projections (see ``tests/test_sets.py``);
+   its gap at degenerate projections (see ``tests/numerics/test_sets.py``);
 4. for the first 200 inputs of at most 40 coordinates, ``||p - Pi_S(v)||_inf <= 1e-15 sigma
    m`` against the projection computed in exact rational arithmetic (``fractions``: the
    threshold by bisection to 2^-120, then the caps), independently of the set's algorithm.
