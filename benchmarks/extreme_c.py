@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cvxrank import tolerances  # noqa: E402
 from cvxrank.certificates.reference import solve_reference  # noqa: E402
 from cvxrank.errors import SolverError  # noqa: E402
-from tests.test_extreme_c import DATA, ENTRIES, LIMITS  # noqa: E402
+from tests.solvers.test_extreme_c import DATA, ENTRIES, LIMITS  # noqa: E402
 
 EXPONENTS = (-12, -8, -4, 0, 4, 8, 12)
 

@@ -208,9 +208,9 @@ _HEADER = """\
 
 This README is written by the same command, from the selection of figures, the registry
 and the verify instances (`cvxrank.cli.figures.figures_readme`), so that it lists exactly
-the files the command writes; `tests/verification/test_figures_index.py` checks that it does and that the
-copy in git is current. A rerun rewrites every file (the solver times, hence the figures and
-CSVs, change from run to run).
+the files the command writes; `tests/verification/test_figures_index.py` checks that it
+does and that the copy in git is current. A rerun rewrites every file (the solver times,
+hence the figures and CSVs, change from run to run).
 
 Every pair's figure (every formulation on every verify instance, about 28 MB) is not for
 git: `cvxrank verify` writes them to `results/verify-figures/` (git-ignored; `--figures

@@ -38,8 +38,8 @@ Two implementations, bit for bit the same
   it adds the same numbers in the same order as the loop, starting from 0; per-document sums
   are ``bincount``, which adds in array order (block after block, as the loop does); the
   loss is the last element of a ``cumsum`` in the loop's order. The results are therefore
-  identical to the compiled passes' (``tests/formulations/test_pair_losses.py`` checks equality, ties
-  included), and which one runs never changes a number.
+  identical to the compiled passes' (``tests/formulations/test_pair_losses.py`` checks
+  equality, ties included), and which one runs never changes a number.
 
 On OHSUMED Fold1 (E = 16,736 entries in 122 blocks; a 122 x 321 table) a numpy call costs
 1.4 ms (sums) and 0.53 ms (Hessian product), against 0.11 ms and 0.10 ms compiled and 0.16

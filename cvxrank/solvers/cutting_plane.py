@@ -556,12 +556,114 @@ class _Best:
     supports: list[Support] | None = None
     gap: tuple[float, float] | None = None
 
+    def relative_gap(self) -> float:
+        """``(primal - dual) / |primal|`` (the tiniest float for a primal of 0)."""
+        return (self.primal - self.dual) / max(abs(self.primal), np.finfo(float).tiny)
+
     def certificate(self) -> dict[str, float | None]:
         """The gap and its rounding bound, as :meth:`~cvxrank.core.trace.TraceRecorder.record`
         takes them."""
         if self.gap is not None:
             return {"gap": self.gap[0], "gap_error": self.gap[1]}
         return {"gap": None, "gap_error": self.primal_error + self.dual_error}
+
+
+@dataclass
+class _Bounds:
+    r"""What a run knows beyond its best point and bound: its blocks, a bound on
+    :math:`\|w^*\|` (from :math:`P(0)` at the first call), the largest rounding bound of a
+    cut so far, and the cuts added."""
+
+    n_blocks: int
+    reach: float = math.inf
+    cut_error_max: float = 0.0
+    added: int = 0
+
+
+def _abandonable(formulation: Any, options: SolverOptions) -> bool:
+    """Whether the oracle's calls after the first may be abandoned at the time budget
+    (:func:`within_budget`): a formulation's separation oracle (an assignment, a sort per
+    query) may outlast the whole budget; the 1-slack's sorted pass is called directly."""
+    return options.time_budget is not None and "separation_oracle" in getattr(
+        formulation, "capabilities", ())
+
+
+def _working_set(n_features: int, master: str, kappa: float) -> WorkingSet:
+    """The run's working set: with the Gram matrix of the cuts and the zero cut for the
+    one-block active-set master."""
+    one_block = master == "active-set"
+    return WorkingSet(n_features, gram=one_block, zero_cut=kappa if one_block else None)
+
+
+def _check_master(master: str, n_blocks: int) -> None:
+    """ValueError for an unknown master, or the one-block active set on several blocks."""
+    if master not in MASTERS:
+        raise ValueError(f"master must be one of {', '.join(MASTERS)}, got {master!r}")
+    if master == "active-set" and n_blocks != 1:
+        raise ValueError(f"the active-set master has one block; this problem has {n_blocks}")
+
+
+def _oracle_overran(budget: float | None) -> str:
+    """The message of a run whose time budget ran out during a separation oracle call."""
+    return (f"stopped: time budget {budget:g} s reached during a separation oracle call "
+            "(left to finish in the background, its result unused)")
+
+
+def _finish(best: _Best, finish: Finish, formulation: Any, working: WorkingSet,
+            keep_dual: bool, totals: dict[str, float]) -> float:
+    """One try of the finish at the best point (:func:`_polish`), the bound's multipliers and
+    pair weights kept (``keep_dual``) when it gives them, counted in ``totals``; its
+    seconds."""
+    elapsed, lam = _polish(best, finish, formulation.strong_convexity)
+    if lam is not None and keep_dual:  # the bound's dual point
+        best.lam, best.supports = lam, list(working.supports)
+    totals["finishes"] += 1
+    totals["finish_time"] += elapsed
+    return elapsed
+
+
+def _take_cuts(cuts: QueryCuts, w: np.ndarray, xi: np.ndarray, kappa: float, best: _Best,
+               working: WorkingSet, bounds: _Bounds) -> tuple[np.ndarray, float]:
+    r"""The oracle's answer at ``w`` taken in: the primal value (the best point kept), the
+    rounding bounds, the violated cuts added to the working set. Returns the violated
+    blocks and the largest :math:`L_i(w) - \xi_i`."""
+    excess = cuts.loss - xi
+    violated = np.flatnonzero(excess > VIOLATION * (1.0 + cuts.loss))
+    primal = float(0.5 * (w @ w) + kappa * cuts.loss.sum())
+    error = primal_error(cuts, w, kappa)
+    if not math.isfinite(bounds.reach):  # w = 0: 1/2 ||w*||^2 <= p* <= P(0)
+        bounds.reach = math.sqrt(2.0 * (primal + error))
+    bounds.cut_error_max = max(bounds.cut_error_max, cut_error(cuts, w, bounds.reach))
+    if primal < best.primal:
+        best.w, best.primal, best.primal_error, best.gap = w, primal, error, None
+    supports = cuts.supports()
+    working.add(cuts.offset[violated], cuts.gradient[violated], violated,
+                [supports[b] for b in violated])
+    bounds.added += int(violated.size)
+    return violated, float(np.max(excess))
+
+
+def _take_master(working: WorkingSet, w: np.ndarray, lam: np.ndarray, kappa: float,
+                 best: _Best, bounds: _Bounds, keep_dual: bool,
+                 prune_after: int | None) -> np.ndarray:
+    r"""The master's solution taken in: its multipliers on the working set, its dual value
+    (the best bound kept, with its rounding bound and, ``keep_dual``, its multipliers and
+    pair weights); the cuts idle for ``prune_after`` masters dropped. Returns the slacks
+    :math:`\xi_i` of the cuts at ``w``."""
+    n_blocks = bounds.n_blocks
+    working.multiplier = lam
+    xi = np.zeros(n_blocks)
+    np.maximum.at(xi, working.block, working.offset - working.gradient @ w)
+    dual = working.dual_value(lam)
+    if dual > best.dual:
+        best.dual, best.gap = dual, None
+        best.dual_error = dual_error(dual, w, working.n_cuts, kappa, n_blocks,
+                                     bounds.cut_error_max)
+        if keep_dual:
+            best.lam, best.supports = lam.copy(), list(working.supports)
+    if prune_after is not None:
+        working.prune(prune_after)
+    return xi
 
 
 def primal_error(cuts: QueryCuts, w: np.ndarray, kappa: float) -> float:
@@ -664,71 +766,43 @@ def run_cutting_plane(
         ``master_time`` and ``oracle_time`` (seconds in all), ``finishes`` (tries) and
         ``finish_time``.
     """
-    if master not in MASTERS:
-        raise ValueError(f"master must be one of {', '.join(MASTERS)}, got {master!r}")
-    if master == "active-set" and n_blocks != 1:
-        raise ValueError(f"the active-set master has one block; this problem has {n_blocks}")
+    _check_master(master, n_blocks)
     rec = TraceRecorder(formulation, options)
-    # a formulation's separation oracle (an assignment, a sort per query) may outlast the
-    # whole budget: with one, its calls after the first can be abandoned at the budget
-    # (:func:`within_budget`); the 1-slack's sorted pass is called directly
-    threaded = options.time_budget is not None and "separation_oracle" in getattr(
-        formulation, "capabilities", ())
-    one_block = master == "active-set"
-    working = WorkingSet(formulation.data.n_features, gram=one_block,
-                         zero_cut=kappa if one_block else None)
+    threaded = _abandonable(formulation, options)
+    working = _working_set(formulation.data.n_features, master, kappa)
     w = np.zeros(formulation.data.n_features)
     best = _Best(w=w, primal=math.inf)
-    reach = math.inf  # a bound on ||w*||, from P(0) at the first call
-    cut_error_max = 0.0
+    bounds = _Bounds(n_blocks)
     if exact_master:
-        finish = master_finish(working, n_blocks, kappa, oracle, lambda: cut_error_max)
+        finish = master_finish(working, n_blocks, kappa, oracle, lambda: bounds.cut_error_max)
     xi = np.zeros(n_blocks)
-    totals = {"master_time": 0.0, "oracle_time": 0.0, "finish_time": 0.0}
+    totals = {"finishes": 0, "master_time": 0.0, "oracle_time": 0.0, "finish_time": 0.0}
     step = {"master_time": 0.0, "oracle_time": 0.0, "violation": math.nan}
-    sharpen, next_finish, finishes, added, k = SHARPEN, math.inf, 0, 0, 0
+    sharpen, next_finish, k = SHARPEN, math.inf, 0
     status: Status | None = None
     message: str | None = None
+
+    def row(extra: dict[str, float]) -> bool:  # a record of the best point and bound
+        return rec.record(k, w=best.w, values=(best.primal, best.dual), **best.certificate(),
+                          extra={"cuts": working.n_cuts, **extra})
+
     while True:
         started = time.perf_counter()
         cuts = within_budget(oracle, w, rec.seconds_left()) if threaded and k else oracle(w)
         if cuts is None:  # the budget ran out during the call: a last row, at this time
-            rec.record(k, w=best.w, values=(best.primal, best.dual), **best.certificate(),
-                       extra={"cuts": working.n_cuts, **step})
-            status, message = Status.TIME_BUDGET, (
-                f"stopped: time budget {options.time_budget:g} s reached during a separation "
-                f"oracle call (left to finish in the background, its result unused)")
+            row(step)
+            status, message = Status.TIME_BUDGET, _oracle_overran(options.time_budget)
             break
-        excess = cuts.loss - xi
-        violated = np.flatnonzero(excess > VIOLATION * (1.0 + cuts.loss))
-        step["violation"] = float(np.max(excess))
-        primal = float(0.5 * (w @ w) + kappa * cuts.loss.sum())
-        error = primal_error(cuts, w, kappa)
-        if not math.isfinite(reach):  # w = 0: 1/2 ||w*||^2 <= p* <= P(0)
-            reach = math.sqrt(2.0 * (primal + error))
-        cut_error_max = max(cut_error_max, cut_error(cuts, w, reach))
-        if primal < best.primal:
-            best.w, best.primal, best.primal_error, best.gap = w, primal, error, None
-        supports = cuts.supports()
-        working.add(cuts.offset[violated], cuts.gradient[violated], violated,
-                    [supports[b] for b in violated])
-        added += int(violated.size)
+        violated, step["violation"] = _take_cuts(cuts, w, xi, kappa, best, working, bounds)
         step["oracle_time"] = time.perf_counter() - started
         totals["oracle_time"] += step["oracle_time"]
-        if not rec.record(k, w=best.w, values=(best.primal, best.dual), **best.certificate(),
-                          extra={"cuts": working.n_cuts, **step}):
+        if not row(step):
             break
         if finish is not None and rec.tol_met and (best.primal - best.dual <= next_finish
                                                    or violated.size == 0):  # or a last try
             next_finish = (best.primal - best.dual) / FINISH_GAP_FACTOR
-            elapsed, lam = _polish(best, finish, formulation.strong_convexity)
-            if lam is not None and dual_map is not None:  # the bound's dual point
-                best.lam, best.supports = lam, list(working.supports)
-            finishes += 1
-            totals["finish_time"] += elapsed
-            if not rec.record(k, w=best.w, values=(best.primal, best.dual),
-                              **best.certificate(),
-                              extra={"cuts": working.n_cuts, "finish_time": elapsed}):
+            elapsed = _finish(best, finish, formulation, working, dual_map is not None, totals)
+            if not row({"finish_time": elapsed}):
                 break
         if violated.size == 0:
             if master == "blocks" and sharpen > SHARPEN_FLOOR:
@@ -739,36 +813,23 @@ def run_cutting_plane(
         started = time.perf_counter()
         # the hand-written several-block master to a gap well below the outer one: an
         # inexact master only slows the bound, which any feasible lambda certifies
-        outer = (best.primal - best.dual) / max(abs(best.primal), np.finfo(float).tiny)
         try:
             w, lam = solve_master(working, n_blocks, kappa, master,
-                                  tol=sharpen * max(outer, rec.tol), solver_name=master_solver,
-                                  out_of_time=rec.out_of_time)
+                                  tol=sharpen * max(best.relative_gap(), rec.tol),
+                                  solver_name=master_solver, out_of_time=rec.out_of_time)
         except SolverError as error:  # the bound so far stands; say why the run stopped
             status, message = Status.NUMERICAL, f"stopped: {error}"
             break
-        working.multiplier = lam
-        xi = np.zeros(n_blocks)
-        np.maximum.at(xi, working.block, working.offset - working.gradient @ w)
-        dual = working.dual_value(lam)
-        if dual > best.dual:
-            best.dual, best.gap = dual, None
-            best.dual_error = dual_error(dual, w, working.n_cuts, kappa, n_blocks,
-                                         cut_error_max)
-            if dual_map is not None:
-                best.lam, best.supports = lam.copy(), list(working.supports)
-        if prune_after is not None:
-            working.prune(prune_after)
+        xi = _take_master(working, w, lam, kappa, best, bounds, dual_map is not None,
+                          prune_after)
         step["master_time"] = time.perf_counter() - started
         totals["master_time"] += step["master_time"]
         k += 1
-    alpha = None
-    if dual_map is not None:
-        alpha = dual_map(*((best.lam, best.supports) if best.lam is not None
-                           else (np.zeros(0), [])))
+    alpha = None if dual_map is None else dual_map(*(
+        (best.lam, best.supports) if best.lam is not None else (np.zeros(0), [])))
     return rec.result(best.w, alpha, k, name, status=status, message=message,
-                      cuts=working.snapshot(), n_cuts=working.n_cuts, cuts_added=added,
-                      finishes=finishes, **totals)
+                      cuts=working.snapshot(), n_cuts=working.n_cuts, cuts_added=bounds.added,
+                      **totals)
 
 
 def within_budget(oracle: Callable[[np.ndarray], QueryCuts], w: np.ndarray,

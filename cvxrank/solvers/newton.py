@@ -193,9 +193,7 @@ def solve_truncated_newton(
     ----------
     .. [1] O. Chapelle and S. S. Keerthi, Inf. Retrieval 13, 2010, Alg. 1, Sects. 3-4.
     """
-    name = ENGINE_SOLVER.get(engine)
-    if name is None:
-        raise ValueError(f"engine must be one of {', '.join(ENGINE_SOLVER)}; got {engine!r}")
+    name = _engine_solver(engine)
     f = formulation
     require(f, name, ENGINE_NEEDS[engine])
     rec = TraceRecorder(f, options)  # the clock starts: building A counts (PRSVM)
@@ -236,36 +234,15 @@ def solve_truncated_newton(
             break
         g0_norm = g_norm if g0_norm is None else g0_norm
 
-        def matvec(v: np.ndarray) -> np.ndarray:
-            return v + C * model.hessian_product(v)
-
         gap = 0.5 * radius * radius  # the certified gap
         explicit = (explicit_allowed and bool(cg_counts) and cg_counts[-1] >= d
                     and gap > EXPLICIT_GAP * abs(value))
-        if explicit:
-            direction, n_cg = _newton_system(model.newton_matrix(), C, g), d
-            explicit_steps += 1
-        else:
-            diagonal = (1.0 + C * np.maximum(model.hessian_diagonal(), 0.0)
-                        if model.scaled else None)
-            direction, n_cg = _conjugate_gradient(
-                matvec, g, _forcing(g_norm / g0_norm, rec), max_cg, diagonal)
+        direction, n_cg = _direction(model, C, g, explicit, _forcing(g_norm / g0_norm, rec),
+                                     max_cg)
+        explicit_steps += explicit
         cg_counts.append(n_cg)
-        decrement = float(g @ direction)
-        if not decrement > 0:  # CG returned no descent direction: fall back to the gradient
-            direction, decrement = g, g_norm * g_norm
-        model.set_direction(direction)
-        t = 1.0
-        while True:
-            w_new = w - t * direction
-            trial = model.try_step(w_new, t)
-            value_new = 0.5 * float(w_new @ w_new) + C * trial.value
-            if value_new <= value - ARMIJO * t * decrement:
-                break
-            t *= 0.5
-            if t < MIN_STEP:
-                stalled = True
-                break
+        t, w_new, trial, value_new, stalled = _line_search(model, C, w, value, g, g_norm,
+                                                           direction)
         # the certified gap not halved (NEWTON_STALL_FACTOR) in STALL_STEPS steps: no
         # progress (a flat objective whose certificate still tightens, as with every feature
         # 1e10 times unit scale, is progress)
@@ -287,7 +264,59 @@ def solve_truncated_newton(
             "accurate_certificate": len(rec.trace) > recorded}
     if not stalled:
         return rec.result(w, None, k, name, **info)
-    # The last record is at this w: its certificate meets tol, or not.
+    return _stalled_run(rec, w, k, name, info)
+
+
+def _engine_solver(engine: str) -> str:
+    """The solver name of ``engine`` (ValueError naming the engines for another)."""
+    name = ENGINE_SOLVER.get(engine)
+    if name is None:
+        raise ValueError(f"engine must be one of {', '.join(ENGINE_SOLVER)}; got {engine!r}")
+    return name
+
+
+def _direction(model: NewtonModel, C: float, g: np.ndarray, explicit: bool, forcing: float,
+               max_cg: int) -> tuple[np.ndarray, int]:
+    """The Newton direction of ``(I + C H) p = g`` and the CG iterations it took: the d x d
+    system solved exactly (``explicit``, counted as d), else truncated CG (Jacobi
+    preconditioned on badly scaled features)."""
+    if explicit:
+        return _newton_system(model.newton_matrix(), C, g), model.n_features
+
+    def matvec(v: np.ndarray) -> np.ndarray:
+        return v + C * model.hessian_product(v)
+
+    diagonal = (1.0 + C * np.maximum(model.hessian_diagonal(), 0.0) if model.scaled
+                else None)
+    return _conjugate_gradient(matvec, g, forcing, max_cg, diagonal)
+
+
+def _line_search(model: NewtonModel, C: float, w: np.ndarray, value: float, g: np.ndarray,
+                 g_norm: float, direction: np.ndarray
+                 ) -> tuple[float, np.ndarray, Any, float, bool]:
+    """Armijo backtracking from t = 1 along ``-direction`` (the gradient itself when the
+    direction does not descend): ``(t, w_new, trial, value_new, stalled)``, stalled when no
+    step down to :data:`MIN_STEP` decreases P representably."""
+    decrement = float(g @ direction)
+    if not decrement > 0:  # CG returned no descent direction: fall back to the gradient
+        direction, decrement = g, g_norm * g_norm
+    model.set_direction(direction)
+    t = 1.0
+    while True:
+        w_new = w - t * direction
+        trial = model.try_step(w_new, t)
+        value_new = 0.5 * float(w_new @ w_new) + C * trial.value
+        if value_new <= value - ARMIJO * t * decrement:
+            return t, w_new, trial, value_new, False
+        t *= 0.5
+        if t < MIN_STEP:
+            return t, w_new, trial, value_new, True
+
+
+def _stalled_run(rec: TraceRecorder, w: np.ndarray, k: int, name: str,
+                 info: dict[str, Any]) -> Run:
+    """The run of a line search that found no representable decrease: converged when the
+    last record (at this w) met the tolerance, else a numerical stop."""
     converged = rec.tol_met
     run = rec.result(w, None, k, name, status=Status.CONVERGED if converged else
                      Status.NUMERICAL, message="", **info)

@@ -443,66 +443,30 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
         n_iter += 1
         k = idx.size
         Gs = Gx[idx]
-        kkt = np.zeros((k + n_blocks, k + n_blocks))
-        kkt[:k, :k] = Gs @ Gs.T
-        kkt[np.arange(k), np.arange(k)] += ridge
-        kkt[np.arange(k), k + bx[idx]] = 1.0
-        kkt[k + bx[idx], np.arange(k)] = 1.0
-        rhs = np.concatenate([cx[idx], np.full(n_blocks, total)])
-        try:
-            sol = np.linalg.solve(kkt, rhs)
-        except np.linalg.LinAlgError:
-            sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+        sol = _kkt_solution(Gs, cx[idx], bx[idx], n_blocks, total, ridge)
         y = sol[:k]
-        if not np.all(np.isfinite(sol)):
-            raise SolverError("the several-block master QP's KKT system gave a non-finite "
-                              "solution (ill-conditioned cuts)")
         if np.all(y >= 0):
             guard.optimal_on(idx)
             x = np.zeros(m + n_blocks)
             x[idx] = y
-            w = Gs.T @ y
-            nu = -sol[k:]  # the gradient equals nu on each block's support
-            grad = Gx @ w - cx
-            grad[idx] += ridge * y
-            violation = nu[bx] - grad
-            violation[idx] = -np.inf
-            worst = np.maximum.reduceat(violation, starts)
-            limit = tol * (1.0 + np.abs(nu))
-            if np.all(worst <= limit):
+            enter = _entering(Gx, cx, bx, starts, idx, x, Gs.T @ y, -sol[k:], ridge, total,
+                              tol, gap_tol)
+            if enter is None:
                 break
-            if gap_tol > 0:  # the master's gap at w: xi_i the largest c_t - g_t'w or 0
-                half = 0.5 * float(w @ w)
-                primal = half + total * float(np.maximum.reduceat(cx - Gx @ w, starts).sum())
-                if primal - (float(cx @ x) - half) <= gap_tol * max(abs(primal),
-                                                                    np.finfo(float).tiny):
-                    break
-            enter = (violation == worst[bx]) & (violation > limit[bx])
             if one_at_a_time:  # the last several could not all enter: the worst one alone
-                enter = np.zeros_like(enter)  # (one index: ties would all enter again)
-                enter[int(np.argmax(violation - limit[bx]))] = True
+                worst = int(np.argmax(enter))  # (one index: ties would all enter again)
+                enter = np.zeros(enter.shape, dtype=bool)
+                enter[worst] = True
                 one_at_a_time = False
+            else:
+                enter = enter > 0
             support[enter] = True
         else:
             xs = x[idx]
-            step = y - xs
-            shrinking = step < 0
-            ratio = np.where(shrinking, xs / np.where(shrinking, -step, 1.0), np.inf)
-            alpha = min(1.0, float(ratio.min()))  # the longest feasible step towards y
-            safe = xs + alpha * step
-            best = _value(Gs, cx[idx], safe)
-            # the projected search: the projection of a longer step, if it does better,
-            # drops every coordinate it zeroes at once
-            for length in 4.0 ** -np.arange(PROJECTED_TRIALS):
-                if length <= alpha:
-                    break
-                z = _project(xs + length * step, bx[idx], n_blocks, total)
-                if _value(Gs, cx[idx], z) < best:
-                    safe, alpha = z, length
-                    break
+            safe, alpha = _step_towards(Gs, cx[idx], bx[idx], n_blocks, total, xs, y)
             if alpha <= 0:  # entered at 0 but negative in the joint solution: out again,
                 # and the next optimal support grows by its worst violator only
-                support[idx[(xs <= 0) & (step < 0)]] = False
+                support[idx[(xs <= 0) & (y - xs < 0)]] = False
                 one_at_a_time = True
             x[idx] = safe
             drop = idx[safe <= drop_below]
@@ -516,3 +480,71 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
     if over.any():  # rounding only: the iterates keep every block's sum at ``total``
         lam *= np.where(over, total / np.where(over, sums, 1.0), 1.0)[block]
     return lam, n_iter
+
+
+def _kkt_solution(Gs: np.ndarray, c: np.ndarray, blocks: np.ndarray, n_blocks: int,
+                  total: float, ridge: float) -> np.ndarray:
+    r"""The solution of the master's KKT system on a support: the coordinates ``y`` (the
+    first ``len(c)``), then the negated block multipliers; :math:`(G_S G_S^\top + \rho I)
+    y + B^\top \mu = c_S`, :math:`B y = \text{total}` (least squares when singular)."""
+    k = c.size
+    kkt = np.zeros((k + n_blocks, k + n_blocks))
+    kkt[:k, :k] = Gs @ Gs.T
+    kkt[np.arange(k), np.arange(k)] += ridge
+    kkt[np.arange(k), k + blocks] = 1.0
+    kkt[k + blocks, np.arange(k)] = 1.0
+    rhs = np.concatenate([c, np.full(n_blocks, total)])
+    try:
+        sol = np.linalg.solve(kkt, rhs)
+    except np.linalg.LinAlgError:
+        sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+    if not np.all(np.isfinite(sol)):
+        raise SolverError("the several-block master QP's KKT system gave a non-finite "
+                          "solution (ill-conditioned cuts)")
+    return sol
+
+
+def _entering(Gx: np.ndarray, cx: np.ndarray, bx: np.ndarray, starts: np.ndarray,
+              idx: np.ndarray, x: np.ndarray, w: np.ndarray, nu: np.ndarray, ridge: float,
+              total: float, tol: float, gap_tol: float) -> np.ndarray | None:
+    """At the optimum on the support ``idx`` (``x``, ``w = G' x``, the blocks' multipliers
+    ``nu``): None when it is the master's optimum (every coordinate's violation within
+    ``tol``, or the master's gap within ``gap_tol``); else, per coordinate, how far its
+    violation exceeds its limit where it is its block's worst (0 elsewhere), the
+    coordinates that enter."""
+    grad = Gx @ w - cx  # the gradient equals nu on each block's support
+    grad[idx] += ridge * x[idx]
+    violation = nu[bx] - grad
+    violation[idx] = -np.inf
+    worst = np.maximum.reduceat(violation, starts)
+    limit = tol * (1.0 + np.abs(nu))
+    if np.all(worst <= limit):
+        return None
+    if gap_tol > 0:  # the master's gap at w: xi_i the largest c_t - g_t'w or 0
+        half = 0.5 * float(w @ w)
+        primal = half + total * float(np.maximum.reduceat(cx - Gx @ w, starts).sum())
+        if primal - (float(cx @ x) - half) <= gap_tol * max(abs(primal),
+                                                            np.finfo(float).tiny):
+            return None
+    excess = violation - limit[bx]
+    return np.where((violation == worst[bx]) & (excess > 0), excess, 0.0)
+
+
+def _step_towards(Gs: np.ndarray, c: np.ndarray, blocks: np.ndarray, n_blocks: int,
+                  total: float, xs: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+    """The longest feasible step from ``xs`` towards the support's optimum ``y`` (some of
+    whose coordinates are negative), or the projection of a longer one when it does better
+    (the projected search drops every coordinate it zeroes at once): ``(point, length)``."""
+    step = y - xs
+    shrinking = step < 0
+    ratio = np.where(shrinking, xs / np.where(shrinking, -step, 1.0), np.inf)
+    alpha = min(1.0, float(ratio.min()))  # the longest feasible step towards y
+    safe = xs + alpha * step
+    best = _value(Gs, c, safe)
+    for length in 4.0 ** -np.arange(PROJECTED_TRIALS):
+        if length <= alpha:
+            break
+        z = _project(xs + length * step, blocks, n_blocks, total)
+        if _value(Gs, c, z) < best:
+            return z, float(length)
+    return safe, alpha

@@ -259,3 +259,24 @@ def test_no_attribute_probing_in_solvers_or_formulations() -> None:
                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                and node.func.id == "hasattr"]
     assert not probing, probing
+
+
+#: Most lines of a function of the solvers and of the run loop, its docstring not counted.
+MAX_FUNCTION_LINES = 80
+
+
+def test_solvers_and_the_run_loop_are_small_functions() -> None:
+    long = []
+    for folder in ("solvers", "core"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                first = node.body[0]
+                docstring = (first.end_lineno - first.lineno + 1
+                             if isinstance(first, ast.Expr)
+                             and isinstance(first.value, ast.Constant) else 0)
+                lines = node.end_lineno - node.lineno + 1 - docstring
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(PACKAGE)}:{node.name} ({lines} lines)")
+    assert not long, long
