@@ -96,6 +96,7 @@ from cvxrank.tolerances import (
     NEWTON_STALL_FACTOR,
     within,
 )
+from cvxrank.utils.threads import blas_threads, product_threads
 
 #: Most features for which a Newton step may form the d x d Newton matrix instead of running
 #: CG. It is formed (d Hessian products, one per column of X) when the last step's CG needed
@@ -194,8 +195,15 @@ def solve_truncated_newton(
     .. [1] O. Chapelle and S. S. Keerthi, Inf. Retrieval 13, 2010, Alg. 1, Sects. 3-4.
     """
     name = _engine_solver(engine)
-    f = formulation
-    require(f, name, ENGINE_NEEDS[engine])
+    require(formulation, name, ENGINE_NEEDS[engine])
+    # products with X of tens of columns: one BLAS thread (utils.threads.product_threads)
+    with blas_threads(product_threads(formulation.data.n_features)):
+        return _truncated_newton(formulation, options, engine, name, max_cg_iter)
+
+
+def _truncated_newton(f: Any, options: SolverOptions, engine: str, name: str,
+                      max_cg_iter: int | None) -> Run:
+    """The iterations of :func:`solve_truncated_newton` (its capabilities checked)."""
     rec = TraceRecorder(f, options)  # the clock starts: building A counts (PRSVM)
     # a formulation whose data live elsewhere (sharded over a cluster) gives its own model
     model = (f.newton_model(engine) if isinstance(f, ProvidesNewtonModel)

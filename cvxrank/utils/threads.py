@@ -22,3 +22,21 @@ def blas_threads(n: int | None) -> Iterator[None]:
 
     with threadpool_limits(limits=int(n), user_api="blas"):
         yield
+
+
+#: Most feature columns for which a solver's products with X run on one BLAS thread
+#: (:func:`product_threads`).
+ONE_THREAD_MAX_FEATURES = 512
+
+
+def product_threads(n_features: int) -> int | None:
+    """The BLAS threads for a solver whose work is products ``X v`` and ``X' u`` with an
+    n x d matrix X: one when d is at most :data:`ONE_THREAD_MAX_FEATURES`, else as is (None).
+
+    Such products are memory-bound (BLAS level 2): a second thread adds no bandwidth to
+    speak of for tens or hundreds of columns, and on a busy 2-core machine it spins on the
+    other core, doubling the process's CPU. The default ``cvxrank fit`` (PRSVM+, squared
+    hinge, C = 1) on synthetic 10^5 x 46: 3.9-5.0 s of CPU with the default two threads,
+    3.5-3.6 s with one (``docs/performance.md``).
+    """
+    return 1 if n_features <= ONE_THREAD_MAX_FEATURES else None
