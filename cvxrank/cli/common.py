@@ -37,6 +37,11 @@ EXIT_INPUT_ERROR = 2
 
 FORMATS = ("svmlight", "lightgbm")
 
+#: The names of the metric presets (:data:`cvxrank.metrics.PRESETS`, which
+#: ``tests/cli/test_cli_imports.py`` checks them against), for the options' help without
+#: importing numpy.
+PRESET_NAMES = ("letor3", "letor4", "trec", "sklearn", "lightgbm")
+
 
 # --------------------------------------------------------------------------- parsing
 

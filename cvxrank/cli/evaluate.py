@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cvxrank.cli.common import (
+    PRESET_NAMES,
     add_data_format_options,
     add_json_flag,
     clamp_k,
@@ -57,20 +58,8 @@ if TYPE_CHECKING:
     from cvxrank.data.ranking_data import RankingData
     from cvxrank.metrics import Convention
 
-#: Presets listed in ``--help`` when :mod:`cvxrank.metrics` cannot be imported (that module's
-#: ``PRESETS`` is the authority; ``get_preset`` rejects unknown names).
-KNOWN_PRESETS = ("letor3", "letor4", "trec", "sklearn", "lightgbm")
-
 #: Per-query columns of the text output (those the metrics module reports).
 PER_QUERY_COLUMNS = ("ndcg@{k}", "p@{k}", "map", "mrr", "mean_ndcg")
-
-
-def _preset_names() -> tuple[str, ...]:
-    try:
-        from cvxrank.metrics import PRESETS
-    except ImportError:  # pragma: no cover (the metrics module is part of the package)
-        return KNOWN_PRESETS
-    return tuple(PRESETS)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -95,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--preset",
         default="letor3",
         metavar="PRESET",
-        help=f"metric conventions: {', '.join(_preset_names())} (default letor3)",
+        help=f"metric conventions: {', '.join(PRESET_NAMES)} (default letor3)",
     )
     parser.add_argument(
         "--k",

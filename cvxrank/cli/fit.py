@@ -102,6 +102,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from cvxrank.cli.common import (
+    PRESET_NAMES,
     add_data_format_options,
     add_json_flag,
     add_progress_flag,
@@ -253,7 +254,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="a run that does not meet its tolerance is an error (exit 1, "
                         "after the report and model are written)")
     parser.add_argument("--preset", default="letor3",
-                        help="metric conventions for --test (default letor3)")
+                        help=f"metric conventions for --test: {', '.join(PRESET_NAMES)} "
+                        "(default letor3)")
     parser.add_argument("--k", type=positive_int, default=10, help="largest cut-off k (default 10)")
     normalize_option(parser)
     add_progress_flag(parser)

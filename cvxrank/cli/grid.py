@@ -42,9 +42,11 @@ with one line ``cvxrank: error: <reason>`` on stderr.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from cvxrank.cli.common import (
+    PRESET_NAMES,
     ListOption,
     add_force_flag,
     add_json_flag,
@@ -83,11 +85,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--param", action="append", required=True, metavar="NAME=V1,V2,...",
                         help="a grid axis: a hyper-parameter of the method and its values "
                         "(e.g. C=1e-5,5e-5,1e-4); repeat for more axes")
-    parser.add_argument("--select", required=True, metavar="MEASURE",
-                        help="the validation measure that selects: map, mrr, ndcg@K or p@K "
-                        "(K <= --k), mean_ndcg for letor4")
+    parser.add_argument("--select", default="map", metavar="MEASURE",
+                        help="the validation measure that selects: map (the default, as "
+                        "LETOR's baselines select), mrr, ndcg@K or p@K (K <= --k), "
+                        "mean_ndcg for letor4")
     parser.add_argument("--preset", default="letor3",
-                        help="metric conventions (default letor3; letor4 for LETOR 4.0)")
+                        help=f"metric conventions: {', '.join(PRESET_NAMES)} (default "
+                        "letor3; letor4 for LETOR 4.0)")
     parser.add_argument("--k", type=positive_int, default=10,
                         help="largest cut-off of NDCG@k and P@k (default 10)")
     parser.add_argument("--folds", action=ListOption, element=positive_int, unique=True,
@@ -147,6 +151,8 @@ def run_grid(args: argparse.Namespace) -> int:
         max_train_queries=args.max_train_queries, backend=args.backend,
         workers=args.workers, scheduler=args.scheduler, progress=progress,
     )
+    for line in result.at_edges():  # a selection the grid may have cut short
+        print(f"cvxrank: warning: {line}: extend the grid", file=sys.stderr)
     files: dict[str, Path] = {}
     if out is not None:
         with out.writing() as staging:

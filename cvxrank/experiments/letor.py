@@ -251,6 +251,20 @@ class GridResult:
         """Per test measure, over the folds (:func:`folds_certified`)."""
         return folds_certified(self.folds, self.folds[0].test)
 
+    def at_edges(self) -> list[str]:
+        """One line per fold and axis whose selected value is the smallest or the largest
+        of an axis of three values or more (two have no inside): the validation measure may
+        go on improving beyond the grid (extend it)."""
+        lines = []
+        for fold in self.folds:
+            for name, values in self.grid.axes:
+                value = fold.selected_params[name]
+                if len(values) > 2 and value in (values[0], values[-1]):
+                    end = "smallest" if value == values[0] else "largest"
+                    lines.append(f"fold {fold.fold} selected {name} = {value:g}, the {end} "
+                                 f"value of the grid")
+        return lines
+
     def to_dict(self) -> dict[str, Any]:
         """Plain values (for ``--json`` and ``grid.json``)."""
         return {
@@ -259,7 +273,7 @@ class GridResult:
             "select": self.measure, "tie_break": TIE_BREAK, "preset": self.preset,
             "k": self.k, "max_train_queries": self.max_train_queries,
             "folds": [f.to_dict() for f in self.folds], "mean": self.mean(),
-            "certified": self.certified(),
+            "certified": self.certified(), "at_edges": self.at_edges(),
             "backend": self.backend, "workers": self.workers,
             "n_tasks": sum(len(f.results) for f in self.folds), "elapsed": self.elapsed,
         }

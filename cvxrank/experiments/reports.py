@@ -129,6 +129,10 @@ def grid_markdown(result: GridResult) -> str:
         + (f"; {failed} failed (see grid-points.csv)" if failed else "") + ".",
         certified_note(uncertified),
     ]
+    edges = result.at_edges()
+    if edges:
+        notes.append("At the edge of the grid (extend it: the validation measure may go on "
+                     "improving beyond): " + "; ".join(edges) + ".")
     return "\n".join([table, "", f"Validation {sel} at every grid point (selected in bold):",
                       "", by_point, ""] + notes) + "\n"
 

@@ -86,3 +86,16 @@ def test_a_small_prsvm_plus_fit_imports_neither_numba_nor_cvxpy(files):
                            "--train", data, "--json")
     assert code == 0
     assert not {"numba", "cvxpy", "sklearn", "matplotlib"} & set(heavy)
+
+
+def test_the_help_lists_every_metric_preset() -> None:
+    """The presets the options' help names (without importing numpy) are the metrics
+    module's, and ``fit``, ``grid`` and ``evaluate`` list them."""
+    from cvxrank.cli.common import PRESET_NAMES
+    from cvxrank.metrics import PRESETS
+
+    assert PRESET_NAMES == tuple(PRESETS)
+    for command in ("fit", "grid", "evaluate"):
+        shown = subprocess.run([sys.executable, "-m", "cvxrank.cli.main", command, "--help"],
+                               capture_output=True, text=True, check=True).stdout
+        assert ", ".join(PRESET_NAMES) in " ".join(shown.split()), command

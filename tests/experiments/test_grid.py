@@ -17,6 +17,7 @@ from cvxrank.errors import CvxrankError
 from cvxrank.experiments.backends import plan_chunks
 from cvxrank.experiments.grid import Grid
 from cvxrank.experiments.letor import GridResult, run_letor_grid
+from cvxrank.experiments.reports import grid_markdown
 from cvxrank.experiments.selection import select_best
 from cvxrank.experiments.sources import LetorFold
 from cvxrank.experiments.tasks import Task, TaskResult
@@ -146,6 +147,12 @@ def test_tied_rankings_select_the_smallest_c(letor_dir) -> None:
     maps = {r.measures["vali"]["map"] for r in result.folds[0].results}
     assert len(maps) == 1
     assert result.folds[0].selected_params == {"C": 1e-9}
+    # the smallest value of a three-value axis: at the grid's edge, said in the report
+    assert result.at_edges() == ["fold 1 selected C = 1e-09, the smallest value of the grid"]
+    assert "At the edge of the grid" in grid_markdown(result)
+    two = run_letor_grid(letor_dir, method="ranksvm", select="map", folds=[1],
+                         grid=Grid.from_dict({"C": [1e-9, 2e-9]}))
+    assert two.at_edges() == []  # two values have no inside
 
 
 # --------------------------------------------------------------------------- protocol
@@ -230,8 +237,11 @@ def test_cli_json_and_files(cli, letor_dir, sequential, tmp_path, capsys) -> Non
                 "--out", str(tmp_path), "--json"])
     assert code == 0
     captured = capsys.readouterr()
-    assert captured.err == ""  # no progress bar with --json
+    # no progress bar with --json; a warning per selection at the grid's edge
+    assert captured.err == "".join(f"cvxrank: warning: {line}: extend the grid\n"
+                                   for line in sequential.at_edges())
     doc = json.loads(captured.out)
+    assert doc["at_edges"] == sequential.at_edges()
     assert doc["select"] == "map" and doc["grid"] == {"C": list(C_VALUES)}
     assert "smallest value" in doc["tie_break"]
     for fold, f in zip(doc["folds"], sequential.folds, strict=True):
