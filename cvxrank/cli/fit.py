@@ -232,6 +232,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     method_options(parser)
     parameter_options(parser)
+    parser.add_argument("--c", type=positive_float, default=None, dest="svm_rank_c",
+                        metavar="c", help="svm_rank's -c, for --method ranksvm: C = c / "
+                        "the training queries (svm_rank's objective averages the loss over "
+                        "the queries); not with --C")
     parser.add_argument("--train", required=True, metavar="FILE", help="training data file")
     parser.add_argument("--test", metavar="FILE", default=None, help="test data file")
     parser.add_argument("--solver", default="auto", help=solver_help())
@@ -296,6 +300,7 @@ def run_fit(args: argparse.Namespace) -> int:
         return fit_on_shards(args, loss, params, solver_options)
     reading = time.process_time()
     train, _, _ = load_data(args.train, args.format, args.query, args.read_cache)
+    params = svm_rank_params(args, method, params, train.n_queries)
     test = load_data(args.test, args.format, None, args.read_cache)[0] if args.test else None
     read_time = time.process_time() - reading
     training = training_record(args.train, train) if args.save_model else {}
@@ -310,6 +315,27 @@ def run_fit(args: argparse.Namespace) -> int:
     return report_fit(args, formulation, run, loss=loss, params=params,
                       solver_options=solver_options, test=test, target=target,
                       read_time=read_time, training=training, normalization=normalization)
+
+
+def svm_rank_params(args: argparse.Namespace, method: Any, params: dict[str, Any],
+                    n_queries: int) -> dict[str, Any]:
+    """``params`` with C from svm_rank's ``--c`` (``c / n_queries``) when it is given.
+
+    Raises
+    ------
+    UsageError
+        For ``--c`` with ``--C`` or with another method than ranksvm.
+    """
+    c = args.svm_rank_c
+    if c is None:
+        return params
+    if method.name != "ranksvm":
+        raise UsageError(f"--c is svm_rank's convention for --method ranksvm, not "
+                         f"{method.name} (give --C)")
+    if args.param_C is not None:
+        raise UsageError("give --c (svm_rank's, C = c / the training queries) or --C, not "
+                         "both")
+    return {**params, "C": c / n_queries}
 
 
 def usable_solvers(method: Method, formulation: Any) -> list[str]:
@@ -399,6 +425,7 @@ def fit_on_shards(args: argparse.Namespace, loss: str, params: dict[str, Any],
     from cvxrank.data.normalize import Normalization
     from cvxrank.distributed import ShardedRankingData, ShardedRankSVM, connect, fit_sharded
     from cvxrank.distributed.shards import shard_paths
+    from cvxrank.methods import get
 
     if args.method != "ranksvm":
         raise UsageError(f"--backend dask fits --method ranksvm (any of its losses), not "
@@ -417,6 +444,7 @@ def fit_on_shards(args: argparse.Namespace, loss: str, params: dict[str, Any],
             read_shard_file, fmt=args.format, cache=args.read_cache,
             positions={path: i for i, path in enumerate(paths)}))
         read_time = time.perf_counter() - reading
+        params = svm_rank_params(args, get(args.method), params, data.n_queries)
         if test is not None:
             test = test.pad_features(data.n_features)
         formulation = ShardedRankSVM(data, loss=loss, **params)

@@ -100,6 +100,23 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_svm_rank_c_is_c_over_the_training_queries(capsys, files, data, tmp_path) -> None:
+    """``--c`` (svm_rank's -c) fits ``C = c / n_queries``: the same model file as ``--C``;
+    refused with --C or another method, in one line."""
+    train, _ = files
+    saved = {}
+    for name, option in (("c", ["--c", "3"]), ("C", ["--C", repr(3.0 / data.n_queries)])):
+        path = tmp_path / f"{name}.json"
+        code, _, err = run(capsys, "fit", "--train", str(train), *option, "--save-model",
+                           str(path))
+        assert code == 0, err
+        saved[name] = json.loads(path.read_text())
+    assert saved["c"]["params"] == saved["C"]["params"] and saved["c"]["w"] == saved["C"]["w"]
+    for extra, message in ((["--C", "1"], "not both"), (["--method", "irsvm"], "ranksvm")):
+        code, _, err = run(capsys, "fit", "--train", str(train), "--c", "3", *extra)
+        assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
 @pytest.mark.parametrize("loss", LOSSES)
 def test_fit_cli_json(capsys, files, data, tmp_path, loss, monkeypatch) -> None:
     install_clock(monkeypatch, trace_module)  # the solver clock ticks: time > 0 anywhere
