@@ -116,15 +116,19 @@ def replaced_input(target: PathLike, inputs: Iterable[PathLike | None], *,
 
 
 def refuse_directory(path: PathLike, option: str | None = None) -> None:
-    """Refuse an output file ``path`` that is a directory (one line, naming ``option``).
+    """Refuse an output file ``path`` that is a directory, or whose folder does not exist
+    (one line, naming ``option`` and the path as given, never a temporary file).
 
     Raises
     ------
     UsageError
     """
+    named = f"{option} {os.fspath(path)}" if option else os.fspath(path)
     if os.path.isdir(path):
-        named = f"{option} {os.fspath(path)}" if option else os.fspath(path)
         raise UsageError(f"{named}: is a directory; name a file")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{named}: {folder} is not an existing folder")
 
 
 def refuse_input(path: PathLike, inputs: Iterable[PathLike | None], *, option: str) -> None:

@@ -344,3 +344,18 @@ def test_a_directory_as_output_file_is_refused_as_such(tmp_path, capsys, fitted,
     assert code == 2 and err.count("\n") == 1
     assert f"{option} {folder}: is a directory" in err and ".tmp" not in err
     assert not any(folder.iterdir())
+
+
+@pytest.mark.parametrize("option", ["--out", "--trec-run", "--save-model"])
+def test_an_output_file_in_a_missing_folder_is_refused_before_the_run(tmp_path, capsys, fitted,
+                                                                      option) -> None:
+    data, model = fitted
+    target = tmp_path / "missing" / "file.txt"
+    if option == "--save-model":
+        args = ("fit", "--train", data, "--save-model", target)
+    else:
+        args = ("predict", "--model", model, "--data", data, option, target)
+    code, out, err = cli(capsys, *args)
+    assert code == 2 and err.count("\n") == 1 and out == ""
+    assert f"{option} {target}: {target.parent} is not an existing folder" in err
+    assert ".tmp" not in err and not target.parent.exists()
