@@ -359,7 +359,9 @@ class RankSVMRanker(_PairwiseRanker):
     ----------
     C : float, default 1.0
         Loss weight (> 0).
-    loss : {"hinge", "squared_hinge", "huber"}, default "squared_hinge"
+    loss : PairLoss or {"hinge", "squared_hinge", "huber"}, default "squared_hinge"
+        A loss of :mod:`cvxrank.losses` (``cvxrank.losses.squared_hinge`` fits exactly as
+        its name) or a researcher's ramp (:meth:`cvxrank.losses.PairLoss.piecewise`).
     solver : str, default "auto"
         A CVXPY solver name (certified reference) or a hand-written solver of
         :mod:`cvxrank.registry` (``prsvm+``, ``prsvm``, ``apg``, ``pg``, ``sgd-pairs``,
@@ -967,7 +969,8 @@ def load_model(path: str | os.PathLike[str]) -> LinearRanker:
     from cvxrank.methods import get
 
     model = read_model(path)
-    estimator = get(model.method).make_estimator(loss=model.loss, **model.params)
+    method = get(model.method)
+    estimator = method.make_estimator(loss=method.check_loss(model.loss), **model.params)
     estimator.set_params(**estimator._solver_params(model.solver))
     estimator._set_saved(model)
     return estimator

@@ -35,6 +35,13 @@ def load(path: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def is_reference(text: str) -> bool:
+    """Whether ``text`` has the form ``"package.module:name"`` (:func:`load`)."""
+    module, colon, name = text.partition(":")
+    return bool(colon and name.isidentifier()
+                and all(part.isidentifier() for part in module.split(".")))
+
+
 @dataclass(frozen=True)
 class Param:
     """A parameter a method takes beyond its loss (``cvxrank fit --NAME``).
@@ -117,9 +124,27 @@ class Method:
         """The first loss of :attr:`losses`."""
         return self.losses[0]
 
-    def check_loss(self, loss: str | None) -> str:
-        """``loss`` (default :attr:`default_loss`); ValueError if the method lacks it."""
+    @property
+    def takes_pair_losses(self) -> bool:
+        """Whether the method's losses are pair losses (:mod:`cvxrank.losses`): it then also
+        takes a loss object, or a loss named ``"module:object"``."""
+        return set(self.losses) == set(PAIR_LOSSES)
+
+    def check_loss(self, loss: Any) -> Any:
+        """``loss`` (default :attr:`default_loss`); ValueError if the method lacks it. A loss
+        object (not a name), or the one a ``"module:object"`` name imports, is passed on to
+        the formulation, which checks it."""
         loss = self.default_loss if loss is None else loss
+        if isinstance(loss, str) and self.takes_pair_losses and is_reference(loss):
+            try:
+                loss = load(loss)
+            except (ImportError, AttributeError) as exc:
+                raise ValueError(f"loss {loss!r}: cannot import it ({exc})") from None
+        if not isinstance(loss, str):
+            if not self.takes_pair_losses:
+                raise ValueError(f"method {self.name} takes a loss by name: "
+                                 f"{', '.join(self.losses)}; got {loss!r}")
+            return loss
         if loss not in self.losses:
             raise ValueError(f"method {self.name} has the losses {', '.join(self.losses)}; "
                              f"got {loss!r}")
@@ -141,7 +166,7 @@ class Method:
             params["method"] = self.name
         return estimator.set_params(**{k: v for k, v in params.items() if k in accepted})
 
-    def build(self, data: Any, *, loss: str | None = None, **params: Any) -> Any:
+    def build(self, data: Any, *, loss: Any = None, **params: Any) -> Any:
         """The method's formulation on ``data`` with ``loss`` and hyper-parameters.
 
         ValueError naming the formulation's parameters (and the method's estimator) for a

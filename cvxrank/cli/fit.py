@@ -162,7 +162,9 @@ def method_options(parser: argparse.ArgumentParser) -> None:
                         help="; ".join(f"{m.name}: {m.description}" for m in METHODS.values()))
     parser.add_argument("--loss", default=None, metavar="LOSS",
                         help="the method's loss (default its first): " + "; ".join(
-                            f"{m.name}: {', '.join(m.losses)}" for m in METHODS.values()))
+                            f"{m.name}: {', '.join(m.losses)}" for m in METHODS.values())
+                        + "; for a method of pair losses also a cvxrank.losses.PairLoss "
+                        "given as module:object (its module importable, e.g. on PYTHONPATH)")
 
 
 def parameter_options(parser: argparse.ArgumentParser) -> None:
@@ -288,7 +290,8 @@ def run_fit(args: argparse.Namespace) -> int:
     from cvxrank.metrics import get_preset
 
     method = get(args.method)
-    loss = method.check_loss(args.loss)
+    loss_object = method.check_loss(args.loss)  # a name, or the object of --loss module:object
+    loss = args.loss or method.default_loss
     params, solver_options = method_parameters(method, args)
     get_preset(args.preset)  # an unknown preset fails before the (long) fit
     if args.backend != "dask" and (args.workers is not None or args.scheduler is not None):
@@ -297,7 +300,7 @@ def run_fit(args: argparse.Namespace) -> int:
         refuse_input(args.save_model, (args.train, args.test, args.query),
                      option="--save-model")
     if args.backend == "dask":
-        return fit_on_shards(args, loss, params, solver_options)
+        return fit_on_shards(args, loss, loss_object, params, solver_options)
     reading = time.process_time()
     train, _, _ = load_data(args.train, args.format, args.query, args.read_cache)
     params = svm_rank_params(args, method, params, train.n_queries)
@@ -307,7 +310,7 @@ def run_fit(args: argparse.Namespace) -> int:
     train, test, normalization = normalized(args.normalize, train, test)
     # The formulation and fit_formulation directly (what the estimators call), so that a
     # fit from the command line does not import scikit-learn (about 1 s of start-up).
-    formulation = method.build(train, loss=loss, **params)
+    formulation = method.build(train, loss=loss_object, **params)
     check_solver(method, formulation, args.solver)
     target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
     run = fit_with_progress(args, loss, formulation, lambda options: fit_formulation(
@@ -409,7 +412,8 @@ def read_shard_file(path: str, fmt: str | None, cache: bool | None,
     return data
 
 
-def fit_on_shards(args: argparse.Namespace, loss: str, params: dict[str, Any],
+def fit_on_shards(args: argparse.Namespace, loss: str, loss_object: Any,
+                  params: dict[str, Any],
                   solver_options: dict[str, Any]) -> int:
     """The ``fit`` subcommand with ``--backend dask``.
 
@@ -447,7 +451,7 @@ def fit_on_shards(args: argparse.Namespace, loss: str, params: dict[str, Any],
         params = svm_rank_params(args, get(args.method), params, data.n_queries)
         if test is not None:
             test = test.pad_features(data.n_features)
-        formulation = ShardedRankSVM(data, loss=loss, **params)
+        formulation = ShardedRankSVM(data, loss=loss_object, **params)
         target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
         run = fit_with_progress(args, loss, formulation, lambda options: fit_sharded(
             formulation, certify=target, **options, **solver_options))

@@ -51,7 +51,7 @@ import numpy as np
 from cvxrank.data.normalize import COLUMN_NORMALIZATIONS, NORMALIZATIONS, Normalization
 from cvxrank.data.ranking_data import MAX_GRADE, RankingData, row_scores
 from cvxrank.errors import DataFormatError
-from cvxrank.methods import METHODS, Method, Param
+from cvxrank.methods import METHODS, Method, Param, is_reference
 from cvxrank.utils.jsonable import to_jsonable
 from cvxrank.utils.output_files import write_text_atomically
 
@@ -294,8 +294,10 @@ class _Fields:
         name = self.get("method", lambda v: isinstance(v, str) and v in METHODS,
                         f"one of {', '.join(METHODS)}")
         method = METHODS[name]
-        loss = self.get("loss", lambda v: v in method.losses,
-                        f"a loss of {name}: {', '.join(method.losses)}")
+        loss = self.get("loss", lambda v: isinstance(v, str) and (
+            v in method.losses or (method.takes_pair_losses and is_reference(v))),
+            f"a loss of {name}: {', '.join(method.losses)}"
+            + (" or a pair loss as module:object" if method.takes_pair_losses else ""))
         n = self.get("n_features", lambda v: _is_int(v) and v >= 1, "an integer >= 1")
         arrays = METHOD_ARRAYS.get(name, frozenset({"w"}))
         unknown = sorted(set(self.doc) - KEYS - arrays)

@@ -52,13 +52,14 @@ from cvxrank.errors import CvxrankError, UsageError
 from cvxrank.formulations.base import HyperParameter, Objective, check_C, no_pairs_error
 from cvxrank.formulations.ranksvm import (
     GradeTable,
+    Loss,
     MarginBand,
     accurate_gradient,
     loss_capabilities,
     primal_rounding,
+    ramp_of,
     squared_hinge_dual_bound,
 )
-from cvxrank.methods import PAIR_LOSSES
 from cvxrank.numerics import rounding
 from cvxrank.numerics.cuts import QueryCuts
 from cvxrank.numerics.rounding import LossRounding
@@ -114,7 +115,9 @@ class ShardedRankSVM(Objective):
     data : ShardedRankingData
     C : float
         Loss weight, as :class:`~cvxrank.formulations.ranksvm.RankSVM`'s.
-    loss : {"hinge", "squared_hinge", "huber"}
+    loss : PairLoss or {"hinge", "squared_hinge", "huber"}
+        As :class:`~cvxrank.formulations.ranksvm.RankSVM`'s: a built-in loss or a
+        researcher's ramp (picklable by cloudpickle, as Dask sends it to the workers).
     level_weight, level_margin : mapping or callable, optional
         Structured weights and margins per pair of grades, as RankSVM's (picklable: they
         are sent to the workers). Per-query weights and explicit per-pair weights are not
@@ -123,13 +126,13 @@ class ShardedRankSVM(Objective):
     Attributes
     ----------
     name : str
-        ``"ranksvm-<loss>"``, the in-memory formulation's: the solvers, the registry and
+        ``"ranksvm-<loss name>"``, the in-memory formulation's: the solvers, the registry and
         the reports treat it as that formulation.
     capabilities : frozenset of str
-        ``loss_subgradient`` (the 1-slack); ``margin_band`` (hinge: the exact finish);
-        ``pairwise_newton``, ``sorted_pairs`` and ``accurate_gradient`` (squared hinge,
-        Huber: PRSVM and PRSVM+, the last certificate in double-word arithmetic);
-        ``primal_certificate`` (squared hinge).
+        ``loss_subgradient`` (the 1-slack); ``margin_band`` (piecewise linear: the exact
+        finish); ``pairwise_newton``, ``sorted_pairs`` and ``accurate_gradient`` (piecewise
+        quadratic: PRSVM and PRSVM+, the last certificate in double-word arithmetic);
+        ``primal_certificate`` (a squared hinge).
     clock : dict
         Seconds since the last :meth:`reset_clock`: ``compute_time`` (the slowest shard's
         compute, summed over calls: the critical path on the workers),
@@ -147,12 +150,11 @@ class ShardedRankSVM(Objective):
 
     strong_convexity = 1.0
 
-    def __init__(self, data: ShardedRankingData, *, C: float = 1.0, loss: str = "hinge",
+    def __init__(self, data: ShardedRankingData, *, C: float = 1.0, loss: Loss = "hinge",
                  level_weight: GradeTable | None = None,
                  level_margin: GradeTable | None = None) -> None:
         # the in-memory formulation's checks, on what the client knows of the shards
-        if loss not in PAIR_LOSSES:
-            raise ValueError(f"loss must be one of {', '.join(PAIR_LOSSES)}; got {loss!r}")
+        self.loss, ramp = ramp_of(loss)
         C = check_C(C)
         if data.n_pairs == 0:
             raise no_pairs_error(data.source)
@@ -160,16 +162,16 @@ class ShardedRankSVM(Objective):
         self.data = data  # type: ignore[assignment]  (the shards, not a RankingData)
         self._hyper = {"C": HyperParameter("C", C)}
         self._derived = {}
-        self.loss = loss
-        self.name = f"ranksvm-{loss}"
+        self.ramp = ramp.unit()
+        self.name = f"ranksvm-{self.loss.name}"
         # every shard's pairs are all of its queries' (no explicit pairs): PRSVM+'s sorted
         # passes wherever Newton applies
-        capabilities = loss_capabilities(loss)
+        capabilities = loss_capabilities(ramp)
         if "pairwise_newton" in capabilities:
             capabilities.add("sorted_pairs")
         self.capabilities = frozenset(capabilities)
         client = data.client
-        self._shards = client.map(tasks.shard, data.futures, C=C, loss=loss,
+        self._shards = client.map(tasks.shard, data.futures, C=C, loss=self.loss,
                                   level_weight=level_weight, level_margin=level_margin,
                                   pure=False)
         self._placement: list[tuple[str | None, list[int]]] | None = None
@@ -284,7 +286,7 @@ class ShardedRankSVM(Objective):
                       loss_gradient: np.ndarray | None = None) -> float:
         """The squared-hinge dual value at the KKT point of ``w``
         (:func:`~cvxrank.formulations.ranksvm.squared_hinge_dual_bound`), else NaN."""
-        if self.loss != "squared_hinge":
+        if "primal_certificate" not in self.capabilities:
             return float("nan")
         sums = self.loss_sums(w) if evaluation is None else evaluation
         gradient = sums.gradient if loss_gradient is None else loss_gradient
@@ -331,8 +333,8 @@ class ShardedRankSVM(Objective):
         window fits its share of ``max_pairs``, merged; None when a shard's does not fit.
         The merged ``radius`` is the smallest of the shards' (any split of the pairs gives a
         feasible dual point: the finish's bound is certified whatever the shards chose)."""
-        if self.loss != "hinge":
-            raise ValueError(f"{self.name}: the margin band is the hinge loss's")
+        if not self.ramp.linear:
+            raise ValueError(f"{self.name}: the margin band is a piecewise-linear loss's")
         found = self.map(tasks.band, np.asarray(w, dtype=np.float64),
                          [float(r) for r in radii],
                          max(1, int(max_pairs) // self.data.n_shards))

@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.pair_losses import LossEvaluation
 from cvxrank.formulations.ranksvm import AccuratePart, MarginBand, RankSVM
+from cvxrank.losses import PairLoss
 from cvxrank.numerics.rounding import LossRounding
 from cvxrank.solvers.newton import FeatureColumns, hessian_diagonal, newton_matrix
 
@@ -193,7 +194,7 @@ def aligned(data: RankingData) -> RankingData:
     return data.with_features(X)
 
 
-def shard(data: RankingData, C: float, loss: str, level_weight: Any,
+def shard(data: RankingData, C: float, loss: PairLoss, level_weight: Any,
           level_margin: Any) -> Shard:
     """The shard's :class:`Shard`: its RankSVM (None without preference pairs), on
     :func:`aligned` arrays."""

@@ -143,4 +143,4 @@ class IRSVM(RankSVM):
         self.mu = 1.0 / np.maximum(n_q, 1).astype(np.float64)
         super().__init__(data, C=C, loss=loss, query_weight=self.mu, level_weight=self.tau,
                          max_pairs=max_pairs)
-        self.name = f"irsvm-{loss}"
+        self.name = f"irsvm-{self.loss.name}"

@@ -101,7 +101,7 @@ class KernelRankSVM(PairwiseSVM):
     ) -> None:
         super().__init__(data, C=C, loss=loss, pair_weight=pair_weight, margin=margin,
                          pairs=pairs, max_pairs=max_pairs)
-        self.name = f"kernel-ranksvm-{loss}"
+        self.name = f"kernel-ranksvm-{self.loss.name}"
         K = check_gram(K)
         if K.shape[0] != data.n_documents:
             raise ValueError(f"K is {K.shape[0]} x {K.shape[0]} but the data has "

@@ -8,9 +8,12 @@ document scores :math:`s = Xw`,
     L(s) = \sum_{(i,j) \in \mathcal P} c_{ij}\, \ell\big(m_{ij} - (s_i - s_j)\big),
 
 where :math:`\ell(r) = \max(0, r)` (hinge), :math:`\max(0, r)^2` (squared hinge) or the Huber
-loss of Chapelle & Keerthi (2010), Sect. 4.1, :math:`\ell(r) = \max(0, r)^2 - \max(0, r -
-1)^2` (0 for r <= 0, r^2 on [0, 1], 2r - 1 above). The Newton solvers need L, its gradient in
-s and products with its (generalized) Hessian in s; two engines compute them:
+loss of Chapelle & Keerthi (2010), Sect. 4.1, of width :math:`\delta`, :math:`\ell(r) =
+\max(0, r)^2 - \max(0, r - \delta)^2` (0 for r <= 0, r^2 on :math:`[0, \delta]`,
+:math:`2\delta r - \delta^2` above; their width is 1): the unit ramps of
+:class:`~cvxrank.losses.pieces.Ramp`, a loss's knot and scale being folded into the margins and
+weights. The Newton solvers need L, its gradient in s and products with its (generalized)
+Hessian in s; two engines compute them:
 
 * :class:`ExplicitPairLoss` works on the sparse p x n pair operator A of Chapelle & Keerthi,
   Sect. 3 (PRSVM): O(p) per evaluation and per Hessian-vector product, any per-pair weight
@@ -50,7 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxrank.formulations import sorted_kernels
-from cvxrank.methods import PAIR_LOSSES
+from cvxrank.losses import PairLoss, Ramp, pair_loss
 from cvxrank.numerics import rounding
 from cvxrank.numerics.rounding import LossRounding
 
@@ -90,10 +93,18 @@ class LossEvaluation:
         return self.rounding_of()
 
 
-def _check_loss(loss: str) -> str:
-    if loss not in PAIR_LOSSES:
-        raise ValueError(f"loss must be one of {', '.join(PAIR_LOSSES)}; got {loss!r}")
-    return loss
+def _unit(ramp: Ramp | PairLoss | str) -> Ramp:
+    """``ramp`` (or a loss's, :meth:`~cvxrank.losses.PairLoss.ramp`), which must be at knot 1
+    and scale 1: what the engines evaluate."""
+    if not isinstance(ramp, Ramp):
+        loss = pair_loss(ramp)
+        if loss.ramp is None:
+            raise ValueError(f"loss {loss.name!r} is not a ramp")
+        ramp = loss.ramp
+    if (ramp.knot, ramp.scale) != (1.0, 1.0):
+        raise ValueError(f"the engines evaluate unit ramps (knot 1, scale 1; the formulation "
+                         f"folds the rest into margins and weights), got {ramp}")
+    return ramp
 
 
 class ExplicitPairLoss:
@@ -105,7 +116,8 @@ class ExplicitPairLoss:
         Row k has +1 at the preferred document and -1 at the other.
     weight, margin : ndarray of shape (p,)
         Per-pair weights :math:`c_k > 0` and margins :math:`m_k`.
-    loss : {"hinge", "squared_hinge", "huber"}
+    ramp : Ramp
+        The unit ramp :math:`\\ell` (knot 1, scale 1), or a unit loss or its name.
 
     Notes
     -----
@@ -116,8 +128,8 @@ class ExplicitPairLoss:
     """
 
     def __init__(self, A: sp.csr_matrix, weight: np.ndarray, margin: np.ndarray,
-                 loss: str) -> None:
-        self.loss = _check_loss(loss)
+                 ramp: Ramp | PairLoss | str) -> None:
+        self.ramp = _unit(ramp)
         self.A = sp.csr_matrix(A)
         self.AT = self.A.T.tocsr()
         self.weight = np.asarray(weight, dtype=np.float64)
@@ -137,23 +149,24 @@ class ExplicitPairLoss:
         r = self.margin - self.A @ s
         pos = np.maximum(r, 0.0)
         c = self.weight
-        if self.loss == "hinge":
+        if self.ramp.linear:
             active = (r > 0).astype(np.float64)
             value = float(c @ pos)
             return LossEvaluation(value, -(self.AT @ (c * active)), float("nan"), None,
                                   self._rounding(s, value, c * active))
-        if self.loss == "squared_hinge":
+        if not self.ramp.capped:
             value = float(c @ (pos * pos))
             slope = 2.0 * pos
             curvature = 2.0 * c * (r > 0)
             margin_hinge = float((c * self.margin) @ pos)
-        else:  # huber: r^2 on [0, 1], 2r - 1 above
-            clipped = np.minimum(pos, 1.0)
-            value = float(c @ np.where(r > 1.0, 2.0 * r - 1.0, pos * pos))
+        else:  # huber: r^2 on [0, width], 2 width r - width^2 above
+            width = self.ramp.width
+            clipped = np.minimum(pos, width)
+            value = float(c @ np.where(r > width, (2.0 * r - width) * width, pos * pos))
             slope = 2.0 * clipped
-            # r = 1 on the quadratic side (as the sorted engine's difference of two
+            # r = width on the quadratic side (as the sorted engine's difference of two
             # squared hinges): at w = 0 every r is 1, and H = I there scales nothing
-            curvature = 2.0 * c * ((r > 0) & (r <= 1.0))
+            curvature = 2.0 * c * ((r > 0) & (r <= width))
             margin_hinge = float("nan")
         weighted_slope = c * slope
         grad = -(self.AT @ weighted_slope)
@@ -179,7 +192,7 @@ class ExplicitPairLoss:
         (none for the hinge's subgradient).
         """
         total, largest_margin, degree = self._static
-        smooth = self.loss != "hinge"
+        smooth = not self.ramp.linear
 
         def bound() -> LossRounding:
             u = rounding.UNIT_ROUNDOFF
@@ -254,16 +267,17 @@ class SortedPairLoss:
     weight_table, margin_table : ndarray of shape (R, R)
         ``weight_table[hi, lo]`` and ``margin_table[hi, lo]`` for grade levels hi > lo: the
         weight factor and margin of a pair whose preferred document has level hi.
-    loss : {"hinge", "squared_hinge", "huber"}
+    ramp : Ramp
+        The unit ramp (knot 1, scale 1), or a unit loss or its name.
 
     Notes
     -----
     A pair (i, j) of query q with levels hi > lo has weight ``query_weight[q] *
     weight_table[hi, lo]`` and margin ``margin_table[hi, lo]``. For each (q, hi), the lower
     levels with equal (weight, margin) share one block, so with constant tables the blocks are
-    exactly the sets :math:`\\mathcal P_{qr}` of the paper's eq. (7). The Huber loss adds, per
-    block, a block of weight -c and margin m - 1 (Sect. 4.1: :math:`\\ell_{Huber}(t) = \\max(0,
-    1-t)^2 - \\max(0, -t)^2`).
+    exactly the sets :math:`\\mathcal P_{qr}` of the paper's eq. (7). The Huber loss of width
+    :math:`\\delta` adds, per block, a block of weight -c and margin :math:`m - \\delta` (Sect.
+    4.1: :math:`\\ell_{Huber}(t) = \\max(0, 1-t)^2 - \\max(0, -t)^2` at width 1).
 
     Inside a block, after sorting the shifted scores, an upper entry at position t is active
     with every lower entry after it: with the counts and sums :math:`n_t, S^1_t, S^2_t` of the
@@ -280,15 +294,15 @@ class SortedPairLoss:
 
     def __init__(self, query_index: np.ndarray, grade_index: np.ndarray,
                  query_weight: np.ndarray, weight_table: np.ndarray, margin_table: np.ndarray,
-                 loss: str) -> None:
-        self.loss = _check_loss(loss)
+                 ramp: Ramp | PairLoss | str) -> None:
+        self.ramp = _unit(ramp)
         self.n_documents = int(np.asarray(query_index).size)
         self.blocks = _build_blocks(np.asarray(query_index, dtype=np.int64),
                                     np.asarray(grade_index, dtype=np.int64),
                                     np.asarray(query_weight, dtype=np.float64),
                                     np.asarray(weight_table, dtype=np.float64),
                                     np.asarray(margin_table, dtype=np.float64),
-                                    huber=self.loss == "huber")
+                                    capped_at=self.ramp.width if self.ramp.capped else None)
         sizes = np.diff(self.blocks.ptr)
         # cells of the numpy passes' table (BlockLayout), which is built only if they run
         self._cells = sizes.size * (int(sizes.max()) + 1 if sizes.size else 1)
@@ -342,7 +356,7 @@ class SortedPairLoss:
         values = scores[b.doc] + b.shift
         compiled = sorted_kernels.use_compiled(self.n_entries, self._cells)
         order = self._sort(values, scores, compiled)
-        squared = self.loss != "hinge"
+        squared = not self.ramp.linear
         if compiled:
             value, grad, margin_hinge, count = sorted_kernels.block_sums(
                 values, order, b.doc, b.upper, b.block_weight, b.block_margin, b.ptr,
@@ -371,7 +385,7 @@ class SortedPairLoss:
         if not squared:
             return LossEvaluation(value, grad, float("nan"), None, bound)
         return LossEvaluation(value, grad,
-                              margin_hinge if self.loss == "squared_hinge" else float("nan"),
+                              float("nan") if self.ramp.capped else margin_hinge,
                               hessp, bound)
 
     @functools.cached_property
@@ -416,7 +430,7 @@ class SortedPairLoss:
         quadratic, W, largest_margin, blocks_per_doc = self._static
         ptr = self.blocks.ptr
         n_entries = self.n_entries
-        squared = self.loss != "hinge"
+        squared = not self.ramp.linear
 
         def bound() -> LossRounding:
             u = rounding.UNIT_ROUNDOFF
@@ -449,7 +463,7 @@ class SortedPairLoss:
 
 def _build_blocks(query: np.ndarray, grade: np.ndarray, query_weight: np.ndarray,
                   weight_table: np.ndarray, margin_table: np.ndarray, *,
-                  huber: bool) -> _Blocks:
+                  capped_at: float | None) -> _Blocks:
     """The blocks of :class:`SortedPairLoss`, in whole-array operations.
 
     For an upper level h the lower levels split into groups of equal (weight, margin) in
@@ -457,9 +471,9 @@ def _build_blocks(query: np.ndarray, grade: np.ndarray, query_weight: np.ndarray
     has documents at level h and at some level of the group: the query's level-h documents
     (upper) then its documents at the group's levels (lower), each level's documents in
     increasing row order. Blocks follow each other by query, then upper level, then the
-    lowest level present in the block (for the Huber loss each block is followed by its
-    block of weight -c and margin m - 1). The work is one pass over the documents plus
-    O(queries x levels^2), without a Python loop over queries.
+    lowest level present in the block (for the Huber loss of width ``capped_at`` each block
+    is followed by its block of weight -c and margin m - capped_at). The work is one pass
+    over the documents plus O(queries x levels^2), without a Python loop over queries.
     """
     n_levels = weight_table.shape[0]
     n_queries = int(query.max()) + 1 if query.size else 0
@@ -513,13 +527,13 @@ def _build_blocks(query: np.ndarray, grade: np.ndarray, query_weight: np.ndarray
     seg_order = np.lexsort((seg_index, np.argsort(rank)[seg_block]))
     starts, counts, is_upper = starts[seg_order], counts[seg_order], seg_index[seg_order] == 0
     width = width[rank]
-    if huber:  # each block twice: (c, m), then (-c, m - 1)
+    if capped_at is not None:  # each block twice: (c, m), then (-c, m - width)
         first_segment = np.repeat(np.cumsum(width) - width, 2)
         width = np.repeat(width, 2)
         twice = np.repeat(first_segment, width) + _offsets(width)
         starts, counts, is_upper = starts[twice], counts[twice], is_upper[twice]
         weight = np.column_stack([weight, -weight]).ravel()
-        margin = np.column_stack([margin, margin - 1.0]).ravel()
+        margin = np.column_stack([margin, margin - capped_at]).ravel()
     # entry e of segment j is document order[starts[j] + e - entry[j]]
     entry = np.cumsum(counts) - counts
     position = np.repeat(starts - entry, counts)

@@ -36,7 +36,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,7 +51,7 @@ from cvxrank.formulations.base import (
     squared_operator_norm,
 )
 from cvxrank.formulations.pair_losses import ExplicitPairLoss, LossEvaluation, SortedPairLoss
-from cvxrank.methods import PAIR_LOSSES
+from cvxrank.losses import PairLoss, Ramp, pair_loss
 from cvxrank.numerics import compensated, rounding
 from cvxrank.numerics.rounding import LossRounding
 from cvxrank.numerics.sets import Box
@@ -59,7 +59,8 @@ from cvxrank.numerics.sets import Box
 if TYPE_CHECKING:
     import cvxpy as cp
 
-Loss = Literal["hinge", "squared_hinge", "huber"]
+#: A pair loss: a :class:`~cvxrank.losses.PairLoss` or the name of a built-in one.
+Loss = str | PairLoss
 
 #: A value per pair of grades: a mapping ``{(higher_grade, lower_grade): value}`` or a
 #: function ``value(higher_grade, lower_grade)``.
@@ -112,19 +113,39 @@ class MarginBand:
     smallest_margin: float = math.inf
 
 
-def loss_capabilities(loss: str) -> set[str]:
-    """What the RankSVM objective offers for ``loss`` wherever its data are (in memory, or
-    sharded over a cluster, :class:`cvxrank.distributed.ShardedRankSVM`): a subgradient of
-    the loss (the 1-slack), the exact finish's margin band (hinge), Newton's products and the
-    double-word gradient (the smooth losses), a certificate from any primal point (the
-    squared hinge, whose dual point is a function of w)."""
+def ramp_of(loss: Loss) -> tuple[PairLoss, Ramp]:
+    """The pair loss ``loss`` (an object, or a built-in one's name) and its ramp
+    (:meth:`cvxrank.losses.Pieces.ramp`: the shape the RankSVM family runs).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or a loss that is not a ramp (a smooth loss without pieces, or
+        pieces of more knots), naming where such a loss runs.
+    """
+    loss = pair_loss(loss)
+    ramp = loss.ramp
+    if ramp is None:
+        raise ValueError(
+            f"loss {loss.name!r}: the RankSVM family runs a ramp (a hinge or squared hinge of "
+            "one knot, any margin and scale, or a Huber pair of knots: PairLoss.piecewise); "
+            "a smooth loss or one of more knots runs in cvxrank.sandbox.PairwiseFormulation")
+    return loss, ramp
+
+
+def loss_capabilities(ramp: Ramp) -> set[str]:
+    """What the RankSVM objective offers for a loss of this ``ramp`` wherever its data are
+    (in memory, or sharded over a cluster, :class:`cvxrank.distributed.ShardedRankSVM`): a
+    subgradient of the loss (the 1-slack), the exact finish's margin band (piecewise linear),
+    Newton's products and the double-word gradient (piecewise quadratic), a certificate from
+    any primal point (the squared hinge, whose dual point is a function of w)."""
     capabilities = {"loss_subgradient"}
-    if loss == "hinge":
+    if ramp.linear:
         capabilities.add("margin_band")
     else:
         capabilities |= {"pairwise_newton", "accurate_gradient"}
-    if loss == "squared_hinge":
-        capabilities.add("primal_certificate")
+        if not ramp.capped:
+            capabilities.add("primal_certificate")
     return capabilities
 
 
@@ -146,8 +167,10 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
     with :math:`q(u) = u^\top G_s u` the Gram form of the scores (:math:`\|X^\top u\|^2`, or
     :math:`u^\top K u`), the ridge for the squared hinge and Huber losses, and the dual set
     :attr:`dual_set` (:class:`~cvxrank.numerics.sets.Box`): :math:`[0, C c]` (hinge), :math:`[0,
-    \infty)` (squared hinge), :math:`[0, 2 C c]` (Huber). See :class:`RankSVM` for the
-    losses, the parameters and the references.
+    \infty)` (squared hinge), :math:`[0, 2 \delta C c]` (Huber of width :math:`\delta`). A
+    loss's knot k and scale a (:class:`~cvxrank.losses.Ramp`) are folded into the pairs: its
+    margins are :math:`m_k + k - 1` and its weights :math:`a c_k`, so that :math:`\ell` is a
+    unit ramp. See :class:`RankSVM` for the losses, the parameters and the references.
 
     Subclasses give the score map and the two quadratic forms, in CVXPY
     (:meth:`_score_expression`, :meth:`_norm_expression`, :meth:`_gram_expression`) and in
@@ -169,10 +192,9 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
         pairs: PairSet | None = None,
         max_pairs: int = DEFAULT_MAX_PAIRS,
     ) -> None:
-        if loss not in PAIR_LOSSES:
-            raise ValueError(f"loss must be one of {', '.join(PAIR_LOSSES)}; got {loss!r}")
+        self.loss, ramp = ramp_of(loss)
+        self.ramp = ramp.unit()
         super().__init__(data, C=C)
-        self.loss: str = loss
         explicit = pair_weight is not None or margin is not None
         if explicit and not (query_weight is None and level_weight is None
                              and level_margin is None):
@@ -197,13 +219,15 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
         self.grade_level = np.searchsorted(self.grades, data.y)
         self.query_weight = _per_query(query_weight, data.n_queries)
         used = self._used_grade_pairs()
+        # the loss's scale and knot, folded into the pairs (the class docstring)
         self.weight_table = _grade_table(level_weight, self.grades, "level_weight", 1.0,
-                                         positive=True, used=used)
+                                         positive=True, used=used) * ramp.scale
         self.margin_table = _grade_table(level_margin, self.grades, "level_margin", 1.0,
-                                         positive=False, used=used)
-        self._pair_weight = None if pair_weight is None else _per_pair(
-            pair_weight, p, "pair_weight", positive=True)
-        self._margin = None if margin is None else _per_pair(margin, p, "margin", positive=False)
+                                         positive=False, used=used) + ramp.margin_shift
+        self._pair_weight = None if pair_weight is None else _folded(_per_pair(
+            pair_weight, p, "pair_weight", positive=True) * ramp.scale)
+        self._margin = None if margin is None else _folded(
+            _per_pair(margin, p, "margin", positive=False) + ramp.margin_shift)
         self._engines: dict[str, ExplicitPairLoss | SortedPairLoss] = {}
 
     def _derived_values(self) -> dict[str, float]:
@@ -298,14 +322,14 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
                     )
                 self._engines[kind] = SortedPairLoss(
                     self.data.query_index, self.grade_level, self.query_weight,
-                    self.weight_table, self.margin_table, self.loss)
+                    self.weight_table, self.margin_table, self.ramp)
             else:
                 self._engines[kind] = ExplicitPairLoss(self._A, self.pair_weight, self.margin,
-                                                       self.loss)
+                                                       self.ramp)
         return self._engines[kind]
 
     def _extra_key(self) -> str:
-        h = hashlib.sha1()
+        h = hashlib.sha1(self.loss.fingerprint.encode())
         parts: list[np.ndarray] = []
         if self._given_pairs is not None:
             parts += [self._given_pairs.upper, self._given_pairs.lower]
@@ -320,11 +344,11 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
     # -- the dual feasible set ----------------------------------------------------------
     @cached_property
     def dual_set(self) -> Box:
-        """``[0, C c]`` (hinge), ``[0, 2 C c]`` (Huber) or ``[0, inf)`` (squared hinge), with
-        C the formulation's hyper-parameter (a ``cp.Parameter`` in :meth:`dual`)."""
-        if self.loss == "squared_hinge":
+        """``[0, C c]`` (hinge), ``[0, 2 width C c]`` (Huber) or ``[0, inf)`` (squared hinge),
+        with C the formulation's hyper-parameter (a ``cp.Parameter`` in :meth:`dual`)."""
+        if not (self.ramp.linear or self.ramp.capped):
             return Box(0.0, np.inf)
-        factor = 1.0 if self.loss == "hinge" else 2.0
+        factor = 1.0 if self.ramp.linear else 2.0 * self.ramp.width
         return Box(0.0, factor * self.pair_weight, scale=self.hyper_parameter("C"))
 
     # -- CVXPY reference ----------------------------------------------------------------
@@ -352,12 +376,12 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
 
         theta, s = self.w_variable, self.score_variable
         slack = cp.pos(self.margin - self._A @ s)
-        if self.loss == "hinge":
+        if self.ramp.linear:
             loss = self.pair_weight @ slack
-        elif self.loss == "squared_hinge":
+        elif not self.ramp.capped:
             loss = self.pair_weight @ cp.square(slack)
         else:
-            loss = self.pair_weight @ cp.huber(slack, 1.0)
+            loss = self.pair_weight @ cp.huber(slack, self.ramp.width)
         objective = 0.5 * self._norm_expression(theta) + self.parameter("C") * loss
         return cp.Problem(cp.Minimize(objective), [s == self._score_expression(theta)])
 
@@ -367,7 +391,7 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
         alpha, u = self.alpha_variable, self.document_variable
         objective = self.margin @ alpha - 0.5 * self._gram_expression(u)
         constraints = [u == self._A.T @ alpha, *self.dual_set.constraints(alpha)]
-        if self.loss != "hinge":
+        if not self.ramp.linear:
             ridge = (1.0 / self.pair_weight) @ cp.square(alpha)
             objective = objective - self.parameter("inv_4C") * ridge
         return cp.Problem(cp.Maximize(objective), constraints)
@@ -390,7 +414,7 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
     # -- numpy evaluators ---------------------------------------------------------------
     def _dual_ridge(self, alpha: np.ndarray) -> float:
         """``sum_k alpha_k^2 / (4 C c_k)`` (squared hinge, Huber), 0 for the hinge."""
-        if self.loss == "hinge":
+        if self.ramp.linear:
             return 0.0
         return float((alpha * alpha) @ (1.0 / self.pair_weight) / (4.0 * self.C))
 
@@ -402,7 +426,7 @@ class PairwiseSVM(ProjectableDual, LossWeighted):
 
     def dual_strong_convexity(self) -> float:
         """Strong-convexity modulus of -D: 0 (hinge) or ``1/(2 C max c)`` (the others)."""
-        if self.loss == "hinge":
+        if self.ramp.linear:
             return 0.0
         return 1.0 / (2.0 * self.C * float(self.pair_weight.max()))
 
@@ -459,8 +483,10 @@ class RankSVM(PairwiseSVM):
     C : float
         Loss weight, finite and > 0 (a ``cp.Parameter`` in the CVXPY problems; change it with
         :meth:`set_params`).
-    loss : {"hinge", "squared_hinge", "huber"}
-        The pair loss.
+    loss : PairLoss or {"hinge", "squared_hinge", "huber"}
+        The pair loss: one of :mod:`cvxrank.losses` (a name stands for the built-in one), a
+        ramp of any knot and scale (:meth:`cvxrank.losses.PairLoss.piecewise`,
+        :meth:`~cvxrank.losses.PairLoss.with_margin`).
     pair_weight : array of shape (p,) or None
         Explicit per-pair weights :math:`c_k > 0`, in the pair order of
         :func:`~cvxrank.data.pairs.build_pairs`.
@@ -483,12 +509,16 @@ class RankSVM(PairwiseSVM):
     Attributes
     ----------
     name : str
-        ``"ranksvm-<loss>"``.
+        ``"ranksvm-<loss name>"``.
     pairs : PairSet
         The preference pairs; ``pairs.A`` is the operator :math:`A` (built on first access).
-    loss : str
+    loss : PairLoss
+    ramp : Ramp
+        The loss's shape at knot 1 and scale 1 (what the engines evaluate).
     pair_weight, margin : ndarray of shape (p,)
-        Read-only per-pair :math:`c` and :math:`m` (derived from the structured form if given).
+        Read-only per-pair :math:`c` and :math:`m` (derived from the structured form if
+        given), the loss's scale and knot folded in (:class:`PairwiseSVM`; as given for the
+        built-in losses).
     structured : bool
         True when the weights and margins are structured and the pairs are all the
         preference pairs of the data (PRSVM+ applies).
@@ -544,11 +574,11 @@ class RankSVM(PairwiseSVM):
         super().__init__(data, C=C, loss=loss, pair_weight=pair_weight, margin=margin,
                          query_weight=query_weight, level_weight=level_weight,
                          level_margin=level_margin, pairs=pairs, max_pairs=max_pairs)
-        self.name = f"ranksvm-{loss}"
+        self.name = f"ranksvm-{self.loss.name}"
         self._X = data.X
         self._op_norm_sq: float | None = None
-        capabilities = {"dual_gradient", "pair_samples"} | loss_capabilities(loss)
-        if loss == "hinge":
+        capabilities = {"dual_gradient", "pair_samples"} | loss_capabilities(self.ramp)
+        if self.ramp.linear:
             capabilities.add("cut_bounds")
         if self.structured:
             capabilities |= {"sorted_pairs", "query_blocks"}
@@ -641,8 +671,8 @@ class RankSVM(PairwiseSVM):
         scores :math:`x_i^\top w`, the residuals :math:`r_k = m_k - (s_i - s_j)`, the slopes,
         each document's sum and the products with X carried in about 106 bits, with a bound
         on the error per feature (:class:`AccuratePart`; a shard's part of the sum)."""
-        if self.loss == "hinge":
-            raise ValueError(f"{self.name}: the hinge loss has no gradient")
+        if self.ramp.linear:
+            raise ValueError(f"{self.name}: a piecewise-linear loss has no gradient")
         w = np.asarray(w, dtype=np.float64)
         P, c, m = self.pairs, np.asarray(self.pair_weight), np.asarray(self.margin)
         n, d = self._X.shape
@@ -659,9 +689,10 @@ class RankSVM(PairwiseSVM):
                    + s_error[up] + s_error[low])
         positive = r[0] > 0
         slope = (2.0 * np.where(positive, r[0], 0.0), 2.0 * np.where(positive, r[1], 0.0))
-        if self.loss == "huber":  # slope 2 min(r, 1) on r > 0
-            over = r[0] > 1.0
-            slope = (np.where(over, 2.0, slope[0]), np.where(over, 0.0, slope[1]))
+        if self.ramp.capped:  # slope 2 min(r, width) on r > 0
+            width = self.ramp.width
+            over = r[0] > width
+            slope = (np.where(over, 2.0 * width, slope[0]), np.where(over, 0.0, slope[1]))
         a = compensated.times_float(slope, c)
         a_error = 2.0 * c * r_error + compensated.TIMES_FLOAT_ERROR * np.abs(a[0]) * 2.0
         # beta_i = dL/ds_i: -a_k at the upper document, +a_k at the lower one
@@ -718,7 +749,7 @@ class RankSVM(PairwiseSVM):
             :math:`X^\top \partial L / \partial s` of that evaluation, if the caller holds it
             (saves a product with X).
         """
-        if self.loss != "squared_hinge":
+        if "primal_certificate" not in self.capabilities:
             return float("nan")
         ev = self.evaluate_loss(w) if evaluation is None else evaluation
         if loss_gradient is None:
@@ -775,8 +806,8 @@ class RankSVM(PairwiseSVM):
         ValueError
             For a loss other than the hinge.
         """
-        if self.loss != "hinge":
-            raise ValueError(f"{self.name}: the margin band is the hinge loss's")
+        if not self.ramp.linear:
+            raise ValueError(f"{self.name}: the margin band is a piecewise-linear loss's")
         w = np.asarray(w, dtype=np.float64)
         s = np.asarray(self._X @ w, dtype=np.float64).ravel()
         window = (self._sorted_window if self.structured else self._explicit_window)(
@@ -904,7 +935,7 @@ class RankSVM(PairwiseSVM):
         """Gradient of -D at ``alpha``: ``A X X^T A^T alpha - m`` (``+ alpha/(2 C c)``)."""
         alpha = np.asarray(alpha, dtype=np.float64)
         grad = self.margins(self.primal_from_dual(alpha)) - self.margin
-        if self.loss != "hinge":
+        if not self.ramp.linear:
             grad += alpha / (2.0 * self.C * self.pair_weight)
         return grad
 
@@ -918,7 +949,7 @@ class RankSVM(PairwiseSVM):
         if self._op_norm_sq is None:
             self._op_norm_sq = squared_operator_norm(self._X, self._A)
         lipschitz = self._op_norm_sq
-        if self.loss != "hinge":
+        if not self.ramp.linear:
             lipschitz += 1.0 / (2.0 * self.C * float(self.pair_weight.min()))
         return lipschitz
 
@@ -1004,6 +1035,12 @@ def _per_pair(values: np.ndarray | None, p: int, what: str, *, positive: bool) -
             raise ValueError(f"{what}[{bad[0]}] = {out[bad[0]]}; every {what} must be {need}")
     out.flags.writeable = False
     return out
+
+
+def _folded(values: np.ndarray) -> np.ndarray:
+    """``values`` read-only (a per-pair array with the loss folded in)."""
+    values.flags.writeable = False
+    return values
 
 
 def _all_pairs_of(pairs: PairSet, data: RankingData) -> bool:

@@ -22,9 +22,11 @@ figures), a method written in a notebook gets too, in a few dozen lines::
     result = check(solve_prsvm, f, RateSpec.newton(15))
     result.passed, result.rel_gap, result.fitted, result.figure
 
-* :class:`PairLoss` (:mod:`~cvxrank.sandbox.losses`): a pair loss given as a CVXPY atom and
-  as numpy value and derivatives; the two are compared when it is made. The library:
-  :func:`logistic`, :func:`exponential`, :func:`squared_hinge`, :func:`smoothed_hinge`.
+* :class:`PairLoss` (:mod:`cvxrank.losses`, the one loss type of the package): a pair loss
+  given as a CVXPY atom and as numpy value and derivatives; the two are compared when it is
+  made. The library: :func:`logistic`, :func:`exponential`, :data:`squared_hinge`,
+  :func:`smoothed_hinge`; a piecewise loss (:meth:`PairLoss.piecewise`) also runs on every
+  solver of the RankSVM family (:class:`cvxrank.formulations.RankSVM`).
 * :class:`ConstraintSet` (:mod:`~cvxrank.sandbox.sets`): CVXPY constraints plus a numpy
   projection, compared with CVXPY's projection.
 * :class:`PairwiseFormulation` (:mod:`~cvxrank.sandbox.pairwise`): RankSVM with any such
@@ -39,6 +41,15 @@ figures), a method written in a notebook gets too, in a few dozen lines::
 says how a method moves from the sandbox into the package.
 """
 
+from cvxrank.losses import (
+    ExpressionMismatchError,
+    PairLoss,
+    check_agreement,
+    exponential,
+    logistic,
+    smoothed_hinge,
+    squared_hinge,
+)
 from cvxrank.sandbox.checking import (
     Check,
     as_solver,
@@ -47,15 +58,6 @@ from cvxrank.sandbox.checking import (
     register,
     registered,
     verify_entry,
-)
-from cvxrank.sandbox.losses import (
-    ExpressionMismatchError,
-    PairLoss,
-    check_agreement,
-    exponential,
-    logistic,
-    smoothed_hinge,
-    squared_hinge,
 )
 from cvxrank.sandbox.pairwise import PairwiseFormulation
 from cvxrank.sandbox.sets import ConstraintSet

@@ -93,9 +93,10 @@ def fit_linearsvc_pairs(
         For the hinge loss or margins other than 1.
     """
     start = time.perf_counter()  # building the pairs (for the check below) counts
-    if formulation.loss != "squared_hinge":
+    ramp = formulation.ramp
+    if ramp.linear or ramp.capped:
         raise ValueError("the LinearSVC baseline fits the squared hinge; got "
-                         f"{formulation.loss}")
+                         f"{formulation.loss.name}")
     if not np.all(formulation.margin == 1.0):
         raise ValueError("LinearSVC has no per-pair margins; the formulation's margins "
                          "must all be 1")

@@ -28,6 +28,7 @@ from cvxrank.core.capabilities import solver
 from cvxrank.core.trace import Run, SolverOptions
 from cvxrank.formulations.kernel_ranksvm import KernelRankSVM
 from cvxrank.formulations.ranksvm import RankSVM
+from cvxrank.losses import unit_loss
 from cvxrank.numerics.kernel import KernelPCAMap
 from cvxrank.solvers.newton import MAX_ITER as NEWTON_MAX_ITER
 from cvxrank.solvers.newton import solve_truncated_newton
@@ -37,16 +38,18 @@ def linear_equivalent(formulation: KernelRankSVM) -> tuple[RankSVM, KernelPCAMap
     """The linear RankSVM on the kernel PCA features with the same optimum, and the map.
 
     Unit weights and margins stay structured (so PRSVM+ applies); other weights and margins
-    are passed per pair.
+    are passed per pair. The loss is the unit ramp, its knot and scale being already in the
+    kernel formulation's margins and weights.
     """
     f = formulation
     kpca = KernelPCAMap("precomputed").fit(f.K)
     data = f.data.with_features(kpca.training_features())
+    loss = unit_loss(f.ramp)
     if np.all(f.pair_weight == 1.0) and np.all(f.margin == 1.0):
-        linear = RankSVM(data, C=f.C, loss=f.loss, pairs=f.pairs)  # type: ignore[arg-type]
+        linear = RankSVM(data, C=f.C, loss=loss, pairs=f.pairs)
     else:
-        linear = RankSVM(data, C=f.C, loss=f.loss,  # type: ignore[arg-type]
-                         pair_weight=f.pair_weight, margin=f.margin, pairs=f.pairs)
+        linear = RankSVM(data, C=f.C, loss=loss, pair_weight=f.pair_weight, margin=f.margin,
+                         pairs=f.pairs)
     return linear, kpca
 
 

@@ -51,6 +51,7 @@ from cvxrank import tolerances
 from cvxrank.core.capabilities import solver
 from cvxrank.core.trace import Run, SolverOptions, TraceRecorder
 from cvxrank.formulations.pair_losses import SortedPairLoss
+from cvxrank.losses import Ramp
 
 #: Number of trace records a run aims at (``record_every = max(1, max_iter // RECORDS)``).
 RECORDS = 200
@@ -59,13 +60,12 @@ RECORDS = 200
 DRAW_CHUNK = 4096
 
 
-def _loss_slope(loss: str) -> Callable[[np.ndarray], np.ndarray]:
-    """:math:`\\ell'(r)` of the pair loss as a function of the residual r."""
-    if loss == "hinge":
+def _loss_slope(ramp: Ramp) -> Callable[[np.ndarray], np.ndarray]:
+    """:math:`\\ell'(r)` of a unit ramp (:class:`~cvxrank.losses.Ramp`) as a function of the
+    residual r."""
+    if ramp.linear:
         return lambda r: (r > 0).astype(np.float64)
-    if loss == "squared_hinge":
-        return lambda r: 2.0 * np.maximum(r, 0.0)
-    return lambda r: 2.0 * np.clip(r, 0.0, 1.0)
+    return lambda r: 2.0 * np.clip(r, 0.0, ramp.width)
 
 
 def _recorder(formulation: Any, options: SolverOptions,
@@ -149,7 +149,7 @@ def solve_sgd_pairs(
     upper, lower = pairs.upper, pairs.lower
     scale = p * f.C * np.asarray(f.pair_weight) / batch_size
     margin = np.asarray(f.margin)
-    slope = _loss_slope(f.loss)
+    slope = _loss_slope(f.ramp)
 
     def gradient(w: np.ndarray, k: np.ndarray) -> np.ndarray:
         Z = X[upper[k]] - X[lower[k]]
@@ -208,7 +208,7 @@ def solve_sgd_queries(
     engines = [
         SortedPairLoss(np.zeros(ptr[q + 1] - ptr[q], dtype=np.int64),
                        f.grade_level[ptr[q]:ptr[q + 1]], f.query_weight[[q]],
-                       f.weight_table, f.margin_table, f.loss)
+                       f.weight_table, f.margin_table, f.ramp)
         for q in with_pairs
     ]
     scale = with_pairs.size * f.C / batch_size

@@ -31,6 +31,7 @@ from cvxrank.errors import UsageError
 from cvxrank.estimators import RankSVMRanker, load_model
 from cvxrank.fitting import fit_formulation
 from cvxrank.formulations.ranksvm import RankSVM
+from cvxrank.losses import PairLoss
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -163,12 +164,20 @@ def test_shards_are_refused_as_the_data_in_memory(client) -> None:
 # ----------------------------------------------------------- the optimum, as in memory
 
 
+#: A researcher's ramps (cvxrank.losses.PairLoss.piecewise), sent to the workers as objects.
+SQUARED_2 = PairLoss.piecewise("squared_hinge_2", [2.0], [1.0], power=2)
+HINGE_2 = PairLoss.piecewise("hinge_2", [2.0], [0.5], power=1)
+
+
 @pytest.mark.parametrize(("loss", "solver"), [("squared_hinge", "auto"), ("huber", "auto"),
-                                              ("squared_hinge", "prsvm"), ("hinge", "auto")])
+                                              ("squared_hinge", "prsvm"), ("hinge", "auto"),
+                                              (SQUARED_2, "auto"), (HINGE_2, "auto")],
+                         ids=lambda x: getattr(x, "name", x))
 def test_sharded_fit_reaches_the_in_memory_optimum(client, loss, solver) -> None:
     data = synthetic(3)
     shards = ShardedRankingData.from_data(data, client, 5)
-    for C in (0.01, 0.3 if loss == "hinge" else 3.0):  # (the hinge's iterations grow with C)
+    linear = RankSVM(data, C=1.0, loss=loss).ramp.linear
+    for C in (0.01, 0.3 if linear else 3.0):  # (the hinge's iterations grow with C)
         memory = RankSVM(data, C=C, loss=loss)
         ref = fit_formulation(memory, solver)
         run = fit_sharded(ShardedRankSVM(shards, C=C, loss=loss), solver)

@@ -565,7 +565,7 @@ def both_passes(engine: SortedPairLoss, s: np.ndarray, deltas) -> None:
     b = engine.blocks
     values = np.asarray(s, dtype=np.float64)[b.doc] + b.shift
     order = engine._sort(values, np.asarray(s, dtype=np.float64), compiled=False)
-    squared = engine.loss != "hinge"
+    squared = not engine.ramp.linear
     compiled = sorted_kernels.block_sums(values, order, b.doc, b.upper, b.block_weight,
                                          b.block_margin, b.ptr, engine.n_documents, squared)
     numpy_ = sorted_kernels.numpy_block_sums(values, order, b.doc, b.upper, b.weight, b.margin,

@@ -48,8 +48,8 @@ def make(loss: str, *, sparse: bool = False, weighted: bool = True, C: float = 0
 def feasible_alpha(f: RankSVM, rng: np.random.Generator) -> np.ndarray:
     """A random dual-feasible point with some coordinates at the bounds."""
     p = f.pairs.n_pairs
-    if BOX[f.loss] is not None:
-        top = BOX[f.loss] * f.C * f.pair_weight
+    if BOX[f.loss.name] is not None:
+        top = BOX[f.loss.name] * f.C * f.pair_weight
         alpha = rng.uniform(0.0, 1.0, p) * top
         alpha[rng.random(p) < 0.2] = 0.0
         at_top = rng.random(p) < 0.2

@@ -17,7 +17,8 @@ docstring and sits in the foundation, its modules in their layer.
 
 1. **foundation** (no cvxrank import but errors): ``errors``, ``tolerances``, ``methods``
    (the table of methods names its classes by import path and imports them on first use,
-   so it sits below what it names), ``utils/`` (JSON values, BLAS threads, output files),
+   so it sits below what it names), ``losses/`` (the pair-loss type and the built-in
+   losses), ``utils/`` (JSON values, BLAS threads, output files),
    ``compiled.aot``, ``numerics.rounding`` and ``numerics.compensated``.
 2. **data**: ``data/`` (readers, pairs, normalization, the saved model's format
    ``data.model_file``, the named synthetic instances ``data.instances``) and the package
@@ -58,7 +59,7 @@ PACKAGE = Path(cvxrank.__file__).parent
 
 #: The layers, lowest first: module names (a package stands for its modules).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("cvxrank.errors", "cvxrank.tolerances", "cvxrank.methods", "cvxrank.utils",
+    ("cvxrank.errors", "cvxrank.tolerances", "cvxrank.methods", "cvxrank.utils", "cvxrank.losses",
      "cvxrank.compiled", "cvxrank.core", "cvxrank.numerics", "cvxrank.certificates",
      "cvxrank.verification"),
     ("cvxrank", "cvxrank.data"),

@@ -45,7 +45,7 @@ AGREEMENT = 1e-10
 #: The family: continuous parameters for the agreement tests.
 FAMILY = {
     "logistic": (logistic, st.floats(0.5, 2.0)),
-    "squared_hinge": (squared_hinge, st.floats(0.1, 2.0)),
+    "squared_hinge": (squared_hinge.with_margin, st.floats(0.1, 2.0)),
     "exponential": (exponential, st.floats(0.3, 1.0)),
 }
 
@@ -56,7 +56,7 @@ FAMILY = {
 SOLVER_LOSSES = st.one_of(
     st.sampled_from([0.5, 1.0, 2.0]).map(logistic),
     st.sampled_from([0.5, 1.0]).map(exponential),
-    st.floats(0.1, 2.0).map(squared_hinge),
+    st.floats(0.1, 2.0).map(squared_hinge.with_margin),
 )
 SEEDS = (0, 1, 2)
 
@@ -134,7 +134,7 @@ def test_prsvm_reaches_the_cvxpy_optimum_of_a_user_loss(loss: PairLoss, seed: in
 
 def test_the_user_squared_hinge_is_the_package_ranksvm() -> None:
     data = small_data(3)
-    f = PairwiseFormulation(data, squared_hinge(), C=0.05)
+    f = PairwiseFormulation(data, squared_hinge, C=0.05)
     g = RankSVM(data, C=0.05, loss="squared_hinge")
     assert solve_reference(f).p_star == pytest.approx(solve_reference(g).p_star, rel=1e-8)
     rng = np.random.default_rng(0)
@@ -160,7 +160,7 @@ def test_numeric_conjugates_match_their_closed_forms() -> None:
                                rtol=1e-12, atol=1e-12)
     ys = np.linspace(-5.0, 0.0, 21)
     for m in (0.3, 1.0, 2.0):
-        hinge = squared_hinge(m)
+        hinge = squared_hinge.with_margin(m)
         np.testing.assert_allclose(hinge.conjugate(ys), m * ys + ys**2 / 4, rtol=0, atol=1e-13)
         np.testing.assert_allclose(hinge.conjugate_argmax(ys), m + ys / 2, rtol=0, atol=1e-13)
     u = np.linspace(0.01, 5.0, 30)
@@ -229,7 +229,7 @@ def test_the_engine_needs_no_pairs_engine_of_its_own() -> None:
 
 
 # -- the two duals: CVXPY's multipliers certify, the conic dual agrees ----------------------
-@pytest.mark.parametrize("loss", [logistic(), exponential(), squared_hinge(0.5),
+@pytest.mark.parametrize("loss", [logistic(), exponential(), squared_hinge.with_margin(0.5),
                                   smoothed_hinge(1.0, 0.5)], ids=lambda loss: loss.name)
 @pytest.mark.parametrize("weights", [None, "nonnegative"])
 def test_the_reference_and_the_conic_dual_agree(loss: PairLoss, weights: str | None) -> None:

@@ -85,7 +85,7 @@ def test_the_check_runs_once_per_dimension_and_on_first_use() -> None:
     assert s.violation(np.array([-3.0, 4.0])) == pytest.approx(3.0)
 
 
-@pytest.mark.parametrize("loss", [squared_hinge(), smoothed_hinge(1.0, 0.5)])
+@pytest.mark.parametrize("loss", [squared_hinge, smoothed_hinge(1.0, 0.5)])
 def test_dual_gradient_solvers_reach_the_optimum_over_a_weight_set(loss) -> None:
     data = make_synthetic(n_queries=8, docs_per_query=(5, 15), n_features=6, seed=4)
     f = PairwiseFormulation(data, loss, C=0.05, weight_set=nonnegative())

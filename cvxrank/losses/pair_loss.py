@@ -42,14 +42,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
 
 from cvxrank.errors import CvxrankError
+from cvxrank.losses.pieces import Pieces, Ramp
 from cvxrank.tolerances import EXPRESSION_MATCH
 
 if TYPE_CHECKING:
@@ -165,10 +165,12 @@ class PairLoss:
     second_derivative: ArrayFunction
     slope_range: tuple[float, float] = (-np.inf, 0.0)
     curvature_range: tuple[float, float] = (0.0, np.inf)
+    pieces: Pieces | None = None
+    check: InitVar[bool] = True
     fingerprint: str = field(init=False, repr=False)
     _edges: tuple[float, float] = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, check: bool) -> None:
         lo, hi = (float(v) for v in self.slope_range)
         low, high = (float(v) for v in self.curvature_range)
         if not lo < hi or np.isnan(lo) or np.isnan(hi):
@@ -179,11 +181,55 @@ class PairLoss:
                              f"0 <= low <= high, got {self.curvature_range}")
         object.__setattr__(self, "slope_range", (lo, hi))
         object.__setattr__(self, "curvature_range", (low, high))
-        check_agreement(self)
-        check_finite(self)
+        if check:
+            check_agreement(self)
+            check_finite(self)
         object.__setattr__(self, "fingerprint", _fingerprint(self))
         object.__setattr__(self, "_edges", (self._edge(lo, upper=False),
                                             self._edge(hi, upper=True)))
+
+    # -- structure ----------------------------------------------------------------------
+    @classmethod
+    def piecewise(cls, name: str, knots: tuple[float, ...] | list[float],
+                  coefficients: tuple[float, ...] | list[float], power: int, *,
+                  expression: Callable[[cp.Expression], cp.Expression] | None = None,
+                  check: bool = True) -> PairLoss:
+        r"""The loss :math:`\sum_j a_j \max(0, k_j - t)^p` given by its pieces
+        (:class:`~cvxrank.losses.pieces.Pieces`): its numpy forms and ranges follow from
+        them, its CVXPY form is ``expression`` or, when every coefficient is positive, the
+        sum of the pieces (a negative coefficient, as in a Huber loss, needs an expression
+        CVXPY sees as convex, e.g. ``cp.huber``).
+
+        Examples
+        --------
+        >>> squared_hinge_2 = PairLoss.piecewise("squared_hinge_2", [2.0], [1.0], power=2)
+        >>> hinge_2 = PairLoss.piecewise("hinge_2", [2.0], [1.0], power=1)
+        """
+        pieces = Pieces(tuple(knots), tuple(coefficients), power)
+        if expression is None:
+            if min(pieces.coefficients) < 0:
+                raise ValueError(f"loss {name!r}: a piece with a negative coefficient needs "
+                                 "an expression= that CVXPY sees as convex (e.g. cp.huber)")
+            expression = _SumOfPieces(pieces)
+        return cls(name, expression, pieces.value, pieces.derivative,
+                   pieces.second_derivative, slope_range=pieces.slope_range,
+                   curvature_range=pieces.curvature_range, pieces=pieces, check=check)
+
+    @property
+    def ramp(self) -> Ramp | None:
+        """The loss as a ramp of the RankSVM family (:meth:`Pieces.ramp`), or None."""
+        return None if self.pieces is None else self.pieces.ramp()
+
+    def with_margin(self, margin: float) -> PairLoss:
+        """The same piecewise loss moved so that it becomes 0 at ``t = margin`` (every knot
+        moved by ``margin - pieces.margin``); named ``<name>-margin<margin>``."""
+        if self.pieces is None:
+            raise ValueError(f"loss {self.name!r} has no pieces: only a piecewise loss has a "
+                             "margin to move")
+        delta = float(margin) - self.pieces.margin
+        return PairLoss.piecewise(f"{self.name}-margin{float(margin):g}",
+                                  self.pieces.shifted(delta).knots, self.pieces.coefficients,
+                                  self.pieces.power, expression=_Shifted(self.expression, delta))
 
     # -- the conjugate, from the derivatives ---------------------------------------------
     @property
@@ -468,67 +514,28 @@ def _check_ranges(loss: PairLoss, t: np.ndarray, slope: np.ndarray, second: np.n
                                           f"{float(values[k])!r} at t = {float(t[k])!r} is {why}")
 
 
-# -- the library --------------------------------------------------------------------------
-def logistic(scale: float = 1.0) -> PairLoss:
-    r"""RankNet's pair loss :math:`\ell(t) = \log(1 + e^{-\sigma t})` (Burges et al. 2005).
+@dataclass(frozen=True)
+class _SumOfPieces:
+    """The CVXPY form of pieces with positive coefficients: their sum (a class, not a
+    closure, so that a loss pickles)."""
 
-    :math:`\ell' = -\sigma\,\mathrm{expit}(-\sigma t) \in (-\sigma, 0)`,
-    :math:`0 < \ell'' \le \sigma^2 / 4`.
-    """
-    import cvxpy as cp
+    pieces: Pieces
 
-    s = float(scale)
-    return PairLoss(
-        f"logistic-{s:g}" if s != 1 else "logistic",
-        lambda t: cp.logistic(-s * t),
-        lambda t: np.logaddexp(0.0, -s * t),
-        lambda t: -s * expit(-s * t),
-        lambda t: s * s * expit(s * t) * expit(-s * t),
-        slope_range=(-s, 0.0), curvature_range=(0.0, s * s / 4.0))
+    def __call__(self, t: cp.Expression) -> cp.Expression:
+        import cvxpy as cp
+
+        p = self.pieces
+        terms = [a * (cp.pos(k - t) if p.power == 1 else cp.square(cp.pos(k - t)))
+                 for k, a in zip(p.knots, p.coefficients, strict=True)]
+        return sum(terms[1:], terms[0])
 
 
-def exponential(scale: float = 1.0) -> PairLoss:
-    r"""RankBoost's pair loss :math:`\ell(t) = e^{-\sigma t}` (Freund et al. 2003)."""
-    import cvxpy as cp
+@dataclass(frozen=True)
+class _Shifted:
+    """``expression(t - delta)`` (a picklable shift of a CVXPY form)."""
 
-    s = float(scale)
-    return PairLoss(
-        f"exponential-{s:g}" if s != 1 else "exponential",
-        lambda t: cp.exp(-s * t),
-        lambda t: np.exp(-s * t),
-        lambda t: -s * np.exp(-s * t),
-        lambda t: s * s * np.exp(-s * t))
+    expression: Callable[[cp.Expression], cp.Expression]
+    delta: float
 
-
-def squared_hinge(margin: float = 1.0) -> PairLoss:
-    r"""The squared hinge :math:`\ell(t) = \max(0, m - t)^2` (Chapelle & Keerthi eq. (1));
-    :math:`\ell'' = 2` where it is not flat, so its conjugate is smooth."""
-    import cvxpy as cp
-
-    m = float(margin)
-    return PairLoss(
-        f"squared_hinge-{m:g}" if m != 1 else "squared_hinge",
-        lambda t: cp.square(cp.pos(m - t)),
-        lambda t: np.maximum(m - t, 0.0) ** 2,
-        lambda t: -2.0 * np.maximum(m - t, 0.0),
-        lambda t: 2.0 * (t < m),
-        curvature_range=(2.0, 2.0))
-
-
-def smoothed_hinge(margin: float = 1.0, width: float = 1.0) -> PairLoss:
-    r"""The hinge smoothed by a quadratic of width :math:`\delta` (Huber):
-    :math:`\ell(t) = 0` for :math:`t \ge m`, :math:`(m - t)^2 / (2\delta)` on
-    :math:`[m - \delta, m]`, :math:`m - t - \delta/2` below (half of Chapelle & Keerthi's
-    Huber loss, Sect. 4.1, at :math:`\delta = 1`)."""
-    import cvxpy as cp
-
-    m, d = float(margin), float(width)
-    if not d > 0:
-        raise ValueError(f"width must be > 0, got {width}")
-    return PairLoss(
-        f"smoothed_hinge-{m:g}-{d:g}",
-        lambda t: cp.huber(cp.pos(m - t), d) / (2.0 * d),
-        lambda t: np.where(m - t > d, m - t - d / 2.0, np.maximum(m - t, 0.0) ** 2 / (2 * d)),
-        lambda t: -np.clip((m - t) / d, 0.0, 1.0),
-        lambda t: ((m - t > 0) & (m - t < d)) / d,
-        slope_range=(-1.0, 0.0), curvature_range=(1.0 / d, 1.0 / d))
+    def __call__(self, t: cp.Expression) -> cp.Expression:
+        return self.expression(t - self.delta)
