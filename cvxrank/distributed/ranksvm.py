@@ -57,9 +57,9 @@ from cvxrank.formulations.ranksvm import (
     accurate_gradient,
     loss_capabilities,
     primal_rounding,
-    ramp_of,
     squared_hinge_dual_bound,
 )
+from cvxrank.losses import ramp_of
 from cvxrank.numerics import rounding
 from cvxrank.numerics.cuts import QueryCuts
 from cvxrank.numerics.rounding import LossRounding

@@ -53,7 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxrank.formulations import sorted_kernels
-from cvxrank.losses import PairLoss, Ramp, pair_loss
+from cvxrank.losses import PairLoss, Ramp, ramp_of
 from cvxrank.numerics import rounding
 from cvxrank.numerics.rounding import LossRounding
 
@@ -97,10 +97,7 @@ def _unit(ramp: Ramp | PairLoss | str) -> Ramp:
     """``ramp`` (or a loss's, :meth:`~cvxrank.losses.PairLoss.ramp`), which must be at knot 1
     and scale 1: what the engines evaluate."""
     if not isinstance(ramp, Ramp):
-        loss = pair_loss(ramp)
-        if loss.ramp is None:
-            raise ValueError(f"loss {loss.name!r} is not a ramp")
-        ramp = loss.ramp
+        ramp = ramp_of(ramp)[1]
     if (ramp.knot, ramp.scale) != (1.0, 1.0):
         raise ValueError(f"the engines evaluate unit ramps (knot 1, scale 1; the formulation "
                          f"folds the rest into margins and weights), got {ramp}")

@@ -51,7 +51,7 @@ from cvxrank.formulations.base import (
     squared_operator_norm,
 )
 from cvxrank.formulations.pair_losses import ExplicitPairLoss, LossEvaluation, SortedPairLoss
-from cvxrank.losses import PairLoss, Ramp, pair_loss
+from cvxrank.losses import PairLoss, Ramp, ramp_of
 from cvxrank.numerics import compensated, rounding
 from cvxrank.numerics.rounding import LossRounding
 from cvxrank.numerics.sets import Box
@@ -111,26 +111,6 @@ class MarginBand:
     violated_margin_error: float = 0.0
     residual_error: float = 0.0
     smallest_margin: float = math.inf
-
-
-def ramp_of(loss: Loss) -> tuple[PairLoss, Ramp]:
-    """The pair loss ``loss`` (an object, or a built-in one's name) and its ramp
-    (:meth:`cvxrank.losses.Pieces.ramp`: the shape the RankSVM family runs).
-
-    Raises
-    ------
-    ValueError
-        For an unknown name, or a loss that is not a ramp (a smooth loss without pieces, or
-        pieces of more knots), naming where such a loss runs.
-    """
-    loss = pair_loss(loss)
-    ramp = loss.ramp
-    if ramp is None:
-        raise ValueError(
-            f"loss {loss.name!r}: the RankSVM family runs a ramp (a hinge or squared hinge of "
-            "one knot, any margin and scale, or a Huber pair of knots: PairLoss.piecewise); "
-            "a smooth loss or one of more knots runs in cvxrank.sandbox.PairwiseFormulation")
-    return loss, ramp
 
 
 def loss_capabilities(ramp: Ramp) -> set[str]:

@@ -16,6 +16,7 @@ from cvxrank.losses.library import (
     huber,
     logistic,
     pair_loss,
+    ramp_of,
     smoothed_hinge,
     squared_hinge,
     unit_loss,
@@ -25,4 +26,4 @@ from cvxrank.losses.pieces import Pieces, Ramp
 
 __all__ = ["BUILT_IN", "ExpressionMismatchError", "PairLoss", "Pieces", "Ramp",
            "check_agreement", "exponential", "hinge", "huber", "logistic", "pair_loss",
-           "smoothed_hinge", "squared_hinge", "unit_loss"]
+           "ramp_of", "smoothed_hinge", "squared_hinge", "unit_loss"]

@@ -79,6 +79,26 @@ def pair_loss(loss: str | PairLoss) -> PairLoss:
                      f"got {loss!r}")
 
 
+def ramp_of(loss: str | PairLoss) -> tuple[PairLoss, Ramp]:
+    """The pair loss ``loss`` (an object, or a built-in one's name) and its ramp
+    (:meth:`cvxrank.losses.Pieces.ramp`: the shape the RankSVM family runs).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or a loss that is not a ramp (a smooth loss without pieces, or
+        pieces of more knots), naming where such a loss runs.
+    """
+    loss = pair_loss(loss)
+    ramp = loss.ramp
+    if ramp is None:
+        raise ValueError(
+            f"loss {loss.name!r}: the RankSVM family runs a ramp (a hinge or squared hinge of "
+            "one knot, any margin and scale, or a Huber pair of knots: PairLoss.piecewise); "
+            "a smooth loss or one of more knots runs in cvxrank.sandbox.PairwiseFormulation")
+    return loss, ramp
+
+
 def unit_loss(ramp: Ramp) -> PairLoss:
     """The loss of a unit ramp (knot 1, scale 1, :meth:`~cvxrank.losses.Ramp.unit`):
     :data:`hinge`, :data:`squared_hinge`, :data:`huber`, or a Huber loss of another width."""
