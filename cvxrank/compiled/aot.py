@@ -11,21 +11,25 @@ under a millisecond and does not import numba; its functions run the same machin
 just-in-time kernels (the same source, compiled by the same LLVM for this CPU): the results
 are identical, bit for bit, which ``tests/numerics/test_aot.py`` checks.
 
-The digest is that of the kernel file's bytes, so an edited file never loads a module built
-from an older version of it: until ``make install`` runs again, the file's kernels are
+The digest is that of the kernel file's bytes and of the instruction sets the CPU reports, so
+an edited file never loads a module built from an older version of it, nor a copied
+environment one built on another CPU: until ``make install`` runs again, the file's kernels are
 compiled just in time, as before. ``CVXRANK_AOT=0`` in the environment does the same
 (benchmarks use it to time both).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import platform
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -34,10 +38,27 @@ _LOADED: dict[str, ModuleType | None] = {}
 
 
 def module_name(source: str | os.PathLike[str]) -> str:
-    """The name of the ahead-of-time module of the kernel file ``source``."""
+    """The name of the ahead-of-time module of the kernel file ``source`` on this CPU (the
+    digest of the file's bytes and :func:`cpu_tag`)."""
     path = Path(source)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(path.read_bytes() + cpu_tag().encode()).hexdigest()[:16]
     return f"_aot_{path.stem}_{digest}"
+
+
+@functools.cache
+def cpu_tag() -> str:
+    """The instruction sets this CPU reports (the ``flags`` of ``/proc/cpuinfo``; the
+    machine and processor names where there is no such file), so that a module built on
+    another CPU, or with instruction sets a virtual machine has since masked, is not loaded
+    (it could stop on an illegal instruction) and the kernels compile just in time."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith(("flags", "Features")):
+                    return " ".join(sorted(line.partition(":")[2].split()))
+    except OSError:
+        pass
+    return f"{platform.machine()} {platform.processor()}"
 
 
 def module_path(source: str | os.PathLike[str]) -> Path:
@@ -77,12 +98,38 @@ def _import(path: Path) -> ModuleType | None:
     return module
 
 
+@contextlib.contextmanager
+def _host_features() -> Iterator[None]:
+    """Let ``numba.pycc`` compile with the instruction sets this CPU reports.
+
+    ``numba.pycc`` takes a CPU model (``target_cpu``) but no feature list, and for a model
+    it enables every instruction set of that model (``AOTCPUCodegen._customize_tm_features``
+    returns none of its own). A virtual machine may report a model without some of them (a
+    Zen 4 with AVX-512 masked): a module built so stops on an illegal instruction at its
+    first call. The just-in-time kernels pass LLVM's host features; while this context is
+    open the ahead-of-time code generator does the same.
+    """
+    from numba.core import codegen
+
+    class HostAOTCodegen(codegen.AOTCPUCodegen):  # type: ignore[misc, name-defined]
+        def _customize_tm_features(self) -> str:
+            return self._get_host_cpu_features()
+
+    original = codegen.AOTCPUCodegen
+    codegen.AOTCPUCodegen = HostAOTCodegen
+    try:
+        yield
+    finally:
+        codegen.AOTCPUCodegen = original
+
+
 def build(source: str, exports: dict[str, tuple[Callable[..., object], str]]) -> Path:
     """Compile ``exports`` (name: (Python function, numba signature)) into the ahead-of-time
     module of the kernel file ``source``, replacing the modules of its older versions.
 
     The functions' callees must already be numba functions. The module is compiled for this
-    machine's CPU (``target_cpu = "host"``), as the just-in-time kernels are.
+    machine's CPU, its model and the instruction sets it reports, as the just-in-time kernels
+    are (:func:`_host_features`).
 
     Returns
     -------
@@ -109,7 +156,8 @@ def build(source: str, exports: dict[str, tuple[Callable[..., object], str]]) ->
         cc.verbose = False
         for name, (function, signature) in exports.items():
             cc.export(name, signature)(function)
-        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".aot-") as staging:
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".aot-") as staging, \
+                _host_features():
             cc.output_dir = staging
             cc.output_file = target.name
             cc.compile()

@@ -146,3 +146,16 @@ def test_cvxrank_aot_0_in_a_fresh_process_leaves_the_just_in_time_rule() -> None
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     assert not report["numba"] and not report["loaded"] and report["numpy_seconds"] > 0
+
+
+def test_a_module_built_on_another_cpu_is_not_loaded(monkeypatch) -> None:
+    """The module's name holds the CPU's instruction sets: on a CPU that reports others (a
+    copied environment, a virtual machine that masks AVX-512) the kernels compile just in
+    time instead of loading machine code that may not run there."""
+    source = sorted_kernels.__file__
+    here = aot.module_name(source)
+    tag = aot.cpu_tag()
+    assert tag  # this machine reports its instruction sets
+    monkeypatch.setattr(aot, "cpu_tag", lambda: tag + " avx512f")
+    assert aot.module_name(source) != here
+    assert not aot.module_path(source).is_file()
