@@ -132,8 +132,9 @@ class Method:
 
     def check_loss(self, loss: Any) -> Any:
         """``loss`` (default :attr:`default_loss`); ValueError if the method lacks it. A loss
-        object (not a name), or the one a ``"module:object"`` name imports, is passed on to
-        the formulation, which checks it."""
+        object (not a name: any pair loss, or one of the method's own such as RankMM's
+        :data:`cvxrank.formulations.query_losses.maximum`), or the one a ``"module:object"``
+        name imports, is passed on to the formulation, which checks it."""
         loss = self.default_loss if loss is None else loss
         if isinstance(loss, str) and self.takes_pair_losses and is_reference(loss):
             try:
@@ -141,9 +142,10 @@ class Method:
             except (ImportError, AttributeError) as exc:
                 raise ValueError(f"loss {loss!r}: cannot import it ({exc})") from None
         if not isinstance(loss, str):
-            if not self.takes_pair_losses:
-                raise ValueError(f"method {self.name} takes a loss by name: "
-                                 f"{', '.join(self.losses)}; got {loss!r}")
+            if not (self.takes_pair_losses or getattr(loss, "name", None) in self.losses):
+                raise ValueError(f"method {self.name} takes one of its losses "
+                                 f"{', '.join(self.losses)}, by name or as the object; "
+                                 f"got {loss!r}")
             return loss
         if loss not in self.losses:
             raise ValueError(f"method {self.name} has the losses {', '.join(self.losses)}; "

@@ -393,7 +393,7 @@ def solver_refusal(formulation: Any, name: str) -> str:
     if name not in solver_names():
         return f"unknown solver {name!r}"
     solve = get_solver(name)
-    return refusal(formulation, name, solve.needs, solve.losses)
+    return refusal(formulation, name, solve.needs)
 
 
 #: A LightGBM file numbers its groups from 0: read as the i-th shard, group g gets query id

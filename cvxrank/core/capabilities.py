@@ -79,6 +79,10 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
                "dual steps, RankMM)",
                ("pairs", "pair_scale", "queries_with_pairs", "dual_set", "dual_start",
                 "primal_from_dual", "lower_group", "grade_level", "loss", "kappa", "m", "C")),
+    Capability("euclidean_dual_blocks", "per-query dual blocks that are boxes or l1,inf "
+               "balls, the sets of stochastic gradient projection (RankMM-1 and -3)"),
+    Capability("simplex_dual_blocks", "per-query dual blocks that are simplices, the geometry "
+               "of exponentiated gradient (RankMM-2)"),
     Capability("kernel_matrix", "a Gram matrix of the training documents (kernel PCA map) "
                "and the pairwise loss on it", ("K", "pairs", "pair_weight", "margin", "loss",
                                                "C")),
@@ -127,47 +131,39 @@ def missing_capabilities(formulation: Any, needs: Iterable[str]) -> list[str]:
     return out
 
 
-def refusal(formulation: Any, solver: str, needs: Iterable[str],
-            losses: tuple[str, ...] | None = None) -> str:
+def refusal(formulation: Any, solver: str, needs: Iterable[str]) -> str:
     """Why ``solver`` cannot run on ``formulation``: each capability of ``needs`` it lacks,
-    with its meaning, or its ``loss`` when it is not one of ``losses`` (None: any loss);
-    empty when the solver can run on it."""
+    with its meaning; empty when the solver can run on it."""
     name = getattr(formulation, "name", type(formulation).__name__)
     missing = missing_capabilities(formulation, needs)
     if missing:
         what = "; ".join(f"{m} ({CAPABILITIES[m].description})" for m in missing)
         return f"solver {solver!r} cannot run on {name}: it needs {what}"
-    loss = getattr(formulation, "loss", None)
-    if losses is not None and loss not in losses:
-        want = " or ".join(repr(x) for x in losses)
-        return f"solver {solver!r} cannot run on {name}: it needs the loss {want}, not {loss!r}"
     return ""
 
 
-def require(formulation: Any, solver: str, needs: Iterable[str],
-            losses: tuple[str, ...] | None = None) -> None:
+def require(formulation: Any, solver: str, needs: Iterable[str]) -> None:
     """Raise :class:`~cvxrank.errors.CapabilityError` unless ``solver`` can run on
     ``formulation`` (the message is :func:`refusal`'s)."""
-    reason = refusal(formulation, solver, needs, losses)
+    reason = refusal(formulation, solver, needs)
     if reason:
         raise CapabilityError(reason)
 
 
 def can_run(solve: Callable[..., Any], formulation: Any) -> bool:
     """Whether the declared solver ``solve`` (:func:`solver`) can run on ``formulation``:
-    its needs met and, when it declares losses, the formulation's loss one of them."""
-    return not refusal(formulation, solve.solver_name, solve.needs, solve.losses)
+    its needs met."""
+    return not refusal(formulation, solve.solver_name, solve.needs)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def solver(name: str, needs: Iterable[str], *, tol: float = tolerances.FAST_SOLVER_GAP,
-           max_iter: int = 1000, losses: Iterable[str] | None = None) -> Callable[[F], F]:
-    """Declare a hand-written solver: its registry name, the capabilities it needs, the
-    losses it handles (``losses``: the formulation's ``loss`` must be one of them, e.g. the
-    dual geometry of RankMM's SEG is the maximum loss's; None: any) and the defaults of its
-    tolerance and iteration limit.
+           max_iter: int = 1000) -> Callable[[F], F]:
+    """Declare a hand-written solver: its registry name, the capabilities it needs (what
+    follows from a formulation's loss among them, e.g. the simplex dual blocks of RankMM's
+    SEG) and the defaults of its tolerance and iteration limit.
 
     The solver is written as ``fn(formulation, options, **own) -> Run``, ``options`` a
     :class:`~cvxrank.core.trace.SolverOptions` with ``tol`` and ``max_iter`` filled, ``own`` the
@@ -175,8 +171,8 @@ def solver(name: str, needs: Iterable[str], *, tol: float = tolerances.FAST_SOLV
     called as ``solve(formulation, options=None, *, tol=..., max_iter=..., time_budget=...,
     seed=..., callback=..., until=..., **own)``: the common options given as keywords
     override those of ``options``, unset ones take the solver's defaults. It checks
-    ``needs`` and ``losses`` (:func:`require`) before it runs and carries ``solver_name``,
-    ``needs``, ``losses`` and ``defaults`` attributes, read by the registry and ``cvxrank
+    ``needs`` (:func:`require`) before it runs and carries ``solver_name``,
+    ``needs`` and ``defaults`` attributes, read by the registry and ``cvxrank
     fit`` (:func:`can_run`).
 
     Examples
@@ -189,13 +185,10 @@ def solver(name: str, needs: Iterable[str], *, tol: float = tolerances.FAST_SOLV
     if unknown:
         raise ValueError(f"unknown capabilities {unknown}; known: {sorted(CAPABILITIES)}")
 
-    handled = None if losses is None else tuple(losses)
-
     def wrap(fn: F) -> F:
-        run = takes_options(tol=tol, max_iter=max_iter, check=(name, needed, handled))(fn)
+        run = takes_options(tol=tol, max_iter=max_iter, check=(name, needed))(fn)
         run.solver_name = name  # type: ignore[attr-defined]
         run.needs = needed  # type: ignore[attr-defined]
-        run.losses = handled  # type: ignore[attr-defined]
         known = SOLVERS.get(name)
         if known is not None and known.__qualname__ != run.__qualname__:
             raise ValueError(f"a solver named {name!r} is already declared "
@@ -207,14 +200,14 @@ def solver(name: str, needs: Iterable[str], *, tol: float = tolerances.FAST_SOLV
 
 
 def takes_options(*, tol: float, max_iter: int,
-                  check: tuple[str, tuple[str, ...], tuple[str, ...] | None] | None = None
+                  check: tuple[str, tuple[str, ...]] | None = None
                   ) -> Callable[[F], F]:
     """Let ``fn(formulation, options, **own)`` be called as ``fn(formulation, options=None,
     *, tol=..., max_iter=..., time_budget=..., seed=..., callback=..., until=..., **own)``.
 
     The common options given as keywords override those of ``options``; unset ones take
-    ``tol`` and ``max_iter`` here. ``check = (name, needs, losses)`` checks the
-    formulation's capabilities and loss first (:func:`require`). The wrapper carries
+    ``tol`` and ``max_iter`` here. ``check = (name, needs)`` checks the
+    formulation's capabilities first (:func:`require`). The wrapper carries
     ``defaults``.
     """
     defaults = {"tol": float(tol), "max_iter": int(max_iter)}

@@ -63,7 +63,7 @@ References
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -76,15 +76,14 @@ from cvxrank.formulations.base import (
     no_pairs_error,
     squared_operator_norm,
 )
+from cvxrank.formulations.query_losses import QueryLoss, query_loss
 from cvxrank.formulations.ranksvm import RankSVM
-from cvxrank.methods import RANKMM_LOSSES
+from cvxrank.methods import RANKMM_LOSSES  # noqa: F401  (the names, re-exported)
 from cvxrank.numerics.cuts import QueryCuts
-from cvxrank.numerics.sets import Box, ConvexSet, L1InfBall, Simplex
+from cvxrank.numerics.sets import ConvexSet
 
 if TYPE_CHECKING:
     import cvxpy as cp
-
-QueryLoss = Literal["average", "max", "max_average"]
 
 
 class RankMM(ProjectableDual, LossWeighted):
@@ -100,15 +99,18 @@ class RankMM(ProjectableDual, LossWeighted):
     C : float
         Loss weight (the paper's C; the loss term is :math:`\frac{C}{m}\sum_i L_i`), finite
         and in :data:`cvxrank.tolerances.C_RANGE`.
-    loss : {"average", "max", "max_average"}
-        RankMM-1, RankMM-2 or RankMM-3.
+    loss : QueryLoss or {"average", "max", "max_average"}
+        RankMM-1, RankMM-2 or RankMM-3 (:mod:`cvxrank.formulations.query_losses`: the
+        objects ``average``, ``maximum``, ``max_average``, or their names).
     max_pairs : int
         Refusal limit for building the pairs (the dual variables).
 
     Attributes
     ----------
     name : str
-        ``"rankmm-<loss>"``.
+        ``"rankmm-<loss name>"``.
+    loss : QueryLoss
+        The query loss, which the formulation asks for everything that depends on it.
     m : int
         The number of training queries.
     pairs : PairSet
@@ -133,19 +135,18 @@ class RankMM(ProjectableDual, LossWeighted):
        Sect. 3.2 (maximum loss, simplex dual), Sect. 3.3 (maximum-average loss, l1,inf dual).
     """
 
-    capabilities = frozenset({"dual_gradient", "dual_query_blocks", "separation_oracle",
-                              "pair_weighted_cuts", "cut_bounds"})
-
-    def __init__(self, data: RankingData, *, C: float = 1.0, loss: QueryLoss = "average",
-                 max_pairs: int = DEFAULT_MAX_PAIRS) -> None:
-        if loss not in RANKMM_LOSSES:
-            raise ValueError(f"loss must be one of {', '.join(RANKMM_LOSSES)}; got {loss!r}")
+    def __init__(self, data: RankingData, *, C: float = 1.0,
+                 loss: str | QueryLoss = "average", max_pairs: int = DEFAULT_MAX_PAIRS) -> None:
+        loss = query_loss(loss)
         per_query = count_pairs(data)
         if int(per_query.sum()) == 0:
             raise no_pairs_error(data.source)
         super().__init__(data, C=C)
-        self.loss: str = loss
-        self.name = f"rankmm-{loss}"
+        self.loss: QueryLoss = loss
+        self.name = f"rankmm-{loss.name}"
+        self.capabilities = frozenset({"dual_gradient", "dual_query_blocks", loss.dual_blocks,
+                                       "separation_oracle", "pair_weighted_cuts",
+                                       "cut_bounds"})
         self.m = data.n_queries
         self.pairs_per_query = per_query
         self._n_pairs = int(per_query.sum())
@@ -179,8 +180,7 @@ class RankMM(ProjectableDual, LossWeighted):
     @property
     def n_dual(self) -> int:
         """p, plus one slack coordinate :math:`\\alpha^i_0` per query with pairs ("max")."""
-        extra = self.queries_with_pairs.size if self.loss == "max" else 0
-        return self._n_pairs + extra
+        return self._n_pairs + self.loss.n_slack(self)
 
     def sizes(self) -> dict[str, int]:
         """``n_dual`` and ``n_pairs`` (the preference pairs)."""
@@ -189,7 +189,7 @@ class RankMM(ProjectableDual, LossWeighted):
     @property
     def kappa(self) -> float:
         """:math:`\\kappa` of :math:`p^* = -\\kappa Q^*_{printed}`: C/m ("max"), else 1."""
-        return self.C / self.m if self.loss == "max" else 1.0
+        return self.loss.kappa(self)
 
     @cached_property
     def lower_group(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -211,20 +211,14 @@ class RankMM(ProjectableDual, LossWeighted):
         return group.astype(np.int64), size, block.astype(np.int64)
 
     @cached_property
-    def _pair_base_scale(self) -> np.ndarray:
+    def pair_base_scale(self) -> np.ndarray:
         """:math:`c` without its C dependence: 1, 1/m ("max", times C) or 1/|P_ik|."""
-        if self.loss == "max_average":
-            group, size, _ = self.lower_group
-            return 1.0 / size[group]
-        if self.loss == "max":
-            return np.full(self._n_pairs, 1.0 / self.m)
-        return np.ones(self._n_pairs)
+        return self.loss.base_scale(self)
 
     @property
     def pair_scale(self) -> np.ndarray:
         """:math:`c` with :math:`\\beta = c \\odot \\alpha` (see the module docstring)."""
-        base = self._pair_base_scale
-        return self.C * base if self.loss == "max" else base
+        return self.loss.pair_scale(self, self.pair_base_scale)
 
     def _pair_part(self, alpha: np.ndarray) -> np.ndarray:
         """The pair coordinates of a dual point (without the "max" slack coordinates)."""
@@ -234,25 +228,11 @@ class RankMM(ProjectableDual, LossWeighted):
     @cached_property
     def dual_set(self) -> ConvexSet:
         """The printed constraints: box, simplex per query, or l1,inf ball per query."""
-        C = self.hyper_parameter("C")
-        if self.loss == "average":
-            per_pair = self.pairs_per_query[self.pairs.query].astype(np.float64)
-            return Box(0.0, 1.0 / (self.m * per_pair), scale=C)
-        block_of_query = np.searchsorted(self.queries_with_pairs, self.pairs.query)
-        if self.loss == "max":
-            n_blocks = self.queries_with_pairs.size
-            group = np.r_[block_of_query, np.arange(n_blocks)]
-            return Simplex(group, 1.0)
-        group, _, block = self.lower_group
-        return L1InfBall(group, block, radius=1.0 / self.m, scale=C)
+        return self.loss.dual_set(self, self.hyper_parameter("C"))
 
     def dual_start(self) -> np.ndarray:
         """Zeros (box, l1,inf); the uniform distribution of each query's simplex ("max")."""
-        if self.loss != "max":
-            return np.zeros(self.n_dual)
-        sizes = self.pairs_per_query[self.queries_with_pairs] + 1.0
-        per_pair = 1.0 / sizes[np.searchsorted(self.queries_with_pairs, self.pairs.query)]
-        return np.r_[per_pair, 1.0 / sizes]
+        return self.loss.dual_start(self)
 
     # -- CVXPY reference -------------------------------------------------------------
     @property
@@ -271,27 +251,9 @@ class RankMM(ProjectableDual, LossWeighted):
 
         w = self.w_variable
         s = self._variable("s", self.data.n_documents)
-        P, q = self.pairs, self.queries_with_pairs
-        residual = P.delta - P.A @ s  # (y_j - y_k) - w.(x_j - x_k)
-        constraints = [s == self._X @ w]
-        if self.loss == "average":
-            xi = cp.Variable(self._n_pairs, name="xi")
-            weight = 1.0 / self.pairs_per_query[P.query]
-            loss = weight @ xi
-            constraints += [xi >= 0, xi >= residual]
-        else:
-            xi = cp.Variable(q.size, name="xi")  # xi^i of the queries with pairs
-            loss = cp.sum(xi)
-            block = np.searchsorted(q, P.query)
-            if self.loss == "max":
-                constraints += [xi >= 0, xi[block] >= residual]
-            else:
-                xi_pair = cp.Variable(self._n_pairs, name="xi_jk")
-                group, size, group_block = self.lower_group
-                mean = sp.csr_matrix((1.0 / size[group], (group, np.arange(group.size))),
-                                     shape=(size.size, group.size))
-                constraints += [xi[group_block] >= mean @ xi_pair, xi_pair >= 0,
-                                xi_pair >= residual]
+        residual = self.pairs.delta - self.pairs.A @ s  # (y_j - y_k) - w.(x_j - x_k)
+        loss, constraints = self.loss.slack_qp(self, residual)
+        constraints = [s == self._X @ w, *constraints]
         objective = 0.5 * cp.sum_squares(w) + self.parameter("C_over_m") * loss
         return cp.Problem(cp.Minimize(objective), constraints)
 
@@ -305,9 +267,7 @@ class RankMM(ProjectableDual, LossWeighted):
         alpha = self.alpha_variable
         pair_alpha = alpha[: self._n_pairs]
         u = self._variable("u", self.data.n_documents)
-        base = self._pair_base_scale if self.loss == "max_average" else 1.0
-        weighted = cp.multiply(base, pair_alpha) if self.loss == "max_average" else pair_alpha
-        linear = (self.pairs.delta * base) @ pair_alpha
+        weighted, linear = self.loss.printed_pairs(self, pair_alpha)
         constraints = [u == self.pairs.A.T @ weighted, *self.dual_set.constraints(alpha)]
         return linear, cp.sum_squares(self._X.T @ u), constraints
 
@@ -319,7 +279,7 @@ class RankMM(ProjectableDual, LossWeighted):
             import cvxpy as cp
 
             linear, quadratic, constraints = self._cached("dual_parts", self._dual_parts)
-            half = 0.5 * (self.parameter("C_over_m") if self.loss == "max" else 1.0)
+            half = self.loss.printed_half(self)
             return cp.Problem(cp.Minimize(half * quadratic - linear), constraints)
 
         return self._cached("printed_dual", build)
@@ -329,35 +289,21 @@ class RankMM(ProjectableDual, LossWeighted):
         import cvxpy as cp
 
         linear, quadratic, constraints = self._cached("dual_parts", self._dual_parts)
-        if self.loss == "max":
-            objective = (self.parameter("C_over_m") * linear
-                         - 0.5 * self.parameter("C_over_m_sq") * quadratic)
-        else:
-            objective = linear - 0.5 * quadratic
+        objective = self.loss.dual_objective(self, linear, quadratic)
         return cp.Problem(cp.Maximize(objective), constraints)
 
     # -- numpy evaluators ------------------------------------------------------------
     def query_losses(self, w: np.ndarray) -> np.ndarray:
         r""":math:`L_i(w)` of every query (0 for a query without pairs), without the pairs.
 
-        ``"max"``: O(n + m R) (:func:`_max_losses`); ``"average"`` and ``"max_average"``:
-        the sum of each document's hinges as a lower end, :func:`lower_end_sums`, O(n R log
+        ``"max"``: O(n + m R); ``"average"`` and ``"max_average"``: the sum of each
+        document's hinges as a lower end,
+        :func:`~cvxrank.formulations.query_losses.lower_end_sums`, O(n R log
         n) (R grade levels), then :math:`\sum_k T_k / |R_i|` or :math:`\max_k T_k /
         |P_{ik}|` per query.
         """
         s = np.asarray(self._X @ np.asarray(w, dtype=np.float64), dtype=np.float64)
-        query, level = self.data.query_index, self.grade_level
-        slack = self.data.y - s  # a = y - s, l_jk = [a_j - a_k]_+
-        if self.loss == "max":
-            return _max_losses(slack, query, level, self.m)
-        total, count = lower_end_sums(slack, query, level)
-        if self.loss == "average":
-            sums = np.bincount(query, weights=total, minlength=self.m)
-            return sums / np.maximum(self.pairs_per_query, 1)
-        losses = np.zeros(self.m)
-        has = count > 0
-        np.maximum.at(losses, query[has], total[has] / count[has])
-        return losses
+        return self.loss.query_losses(self, self.data.y - s)  # a = y - s
 
     def separation_oracle(self, w: np.ndarray) -> QueryCuts:
         r"""The affine piece of every :math:`L_i` active at w (the most violated constraint).
@@ -390,19 +336,7 @@ class RankMM(ProjectableDual, LossWeighted):
         residual = P.delta - (s[P.upper] - s[P.lower])
         pair_block = np.searchsorted(blocks, P.query)
         starts = P.pair_ptr[blocks]
-        positive = residual > 0
-        if self.loss == "average":
-            weight = np.where(positive, 1.0 / self.pairs_per_query[P.query], 0.0)
-        elif self.loss == "max":
-            chosen = _first_argmax(residual, pair_block, starts)
-            weight = np.zeros(self._n_pairs)
-            weight[chosen] = positive[chosen].astype(np.float64)
-        else:
-            group, size, group_block = self.lower_group
-            mean = np.bincount(group, weights=np.maximum(residual, 0.0)) / size
-            group_starts = np.searchsorted(group_block, np.arange(blocks.size))
-            best = _first_argmax(mean, group_block, group_starts)
-            weight = np.where(positive & (group == best[pair_block]), 1.0 / size[group], 0.0)
+        weight = self.loss.cut_weights(self, residual, pair_block, starts)
         loss = np.bincount(pair_block, weights=weight * residual, minlength=blocks.size)
         offset = np.bincount(pair_block, weights=weight * P.delta, minlength=blocks.size)
         coef = P.A.T @ weight  # per document: the sum of its pairs' weights, +upper -lower
@@ -433,11 +367,7 @@ class RankMM(ProjectableDual, LossWeighted):
         \odot \alpha` (with, for ``"max"``, each query's slack :math:`\alpha^i_0 = 1 -
         \sum_{jk} \alpha^i_{jk}`)."""
         alpha = np.asarray(beta, dtype=np.float64) / self.pair_scale
-        if self.loss != "max":
-            return alpha
-        per_block = np.bincount(np.searchsorted(self.queries_with_pairs, self.pairs.query),
-                                weights=alpha, minlength=self.queries_with_pairs.size)
-        return np.r_[alpha, np.maximum(1.0 - per_block, 0.0)]
+        return self.loss.with_slacks(self, alpha)
 
     def as_ranksvm(self) -> RankSVM:
         r"""RankMM-1 as the hinge RankSVM it is: the same objective, term by term.
@@ -455,7 +385,7 @@ class RankMM(ProjectableDual, LossWeighted):
         ValueError
             For the ``"max"`` and ``"max_average"`` losses (not sums of pair hinges).
         """
-        if self.loss != "average":
+        if not self.loss.sum_of_pair_hinges:
             raise ValueError(f"{self.name}: only the average loss (RankMM-1) is a RankSVM")
         per_query = self.pairs_per_query.astype(np.float64)
         query_weight = 1.0 / (self.m * np.maximum(per_query, 1.0))
@@ -494,10 +424,9 @@ class RankMM(ProjectableDual, LossWeighted):
         """:math:`\\|X^\\top A^\\top \\mathrm{diag}(c)\\|_2^2` (``squared_operator_norm``;
         the C-free part is computed once)."""
         if self._op_norm_sq is None:
-            base = self._pair_base_scale
+            base = self.pair_base_scale
             self._op_norm_sq = squared_operator_norm(self._X, sp.diags(base) @ self.pairs.A)
-        factor = self.C ** 2 if self.loss == "max" else 1.0
-        return factor * self._op_norm_sq
+        return self.loss.lipschitz_factor(self) * self._op_norm_sq
 
     def dual_strong_convexity(self) -> float:
         """0: -D is a convex quadratic, not strongly convex in general."""
@@ -505,84 +434,7 @@ class RankMM(ProjectableDual, LossWeighted):
 
     def describe(self) -> dict[str, object]:
         """Name, C, loss and m, for tables and JSON output."""
-        return {"formulation": self.name, "C": self.C, "loss": self.loss, "m": self.m}
-
-
-def _first_argmax(values: np.ndarray, segment: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Index of the first largest entry of each nonempty segment (``values`` sorted by
-    ``segment``, whose segments begin at ``starts``)."""
-    best = np.maximum.reduceat(values, starts)
-    hits = np.flatnonzero(values == best[segment])
-    _, first = np.unique(segment[hits], return_index=True)
-    return hits[first]
-
-
-def _max_losses(slack: np.ndarray, query: np.ndarray, level: np.ndarray, m: int) -> np.ndarray:
-    r"""RankMM-2's :math:`L_i = \max(0, \max_{y_j > y_k} a_j - a_k)`, :math:`a = y - s`.
-
-    On the m x R grid of (query, grade level): the largest :math:`a_j` of each cell, plus the
-    largest :math:`-a_k` of the cells of lower level in the same query (a running maximum
-    along the levels); O(n + m R), no pairs.
-    """
-    n_levels = int(level.max()) + 1
-    cell = query * n_levels + level
-    top = np.full(m * n_levels, -np.inf)
-    bottom = np.full(m * n_levels, -np.inf)
-    np.maximum.at(top, cell, slack)
-    np.maximum.at(bottom, cell, -slack)
-    below = np.maximum.accumulate(bottom.reshape(m, n_levels), axis=1)
-    below = np.c_[np.full(m, -np.inf), below[:, :-1]]  # strictly lower levels only
-    value = top.reshape(m, n_levels) + below
-    return np.maximum(np.max(np.where(np.isfinite(value), value, 0.0), axis=1), 0.0)
-
-
-def lower_end_sums(slack: np.ndarray, query: np.ndarray,
-                   level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""Per document k, :math:`T_k = \sum_{j \in P_{ik}} [a_j - a_k]_+` and :math:`|P_{ik}|`.
-
-    :math:`P_{ik}` are the documents of query i with a higher grade than k and
-    :math:`a = y - s`, so :math:`T_k` is the sum of k's pair hinges
-    :math:`\ell_{jk}` as the lower end. For each grade level t, the documents of level t are
-    the lower ends and those of a higher level in the same query the upper ends; sorting
-    the entries of every query by decreasing :math:`a` (upper ends first on ties, which add
-    0), :math:`T_k = S_k - n_k a_k` with :math:`S_k, n_k` the sum and count of the upper
-    :math:`a_j` before k. One sort and two segmented cumulative sums per level: O(n R log n)
-    with R grade levels, no pairs.
-
-    Parameters
-    ----------
-    slack : ndarray of shape (n,)
-        :math:`a = y - s`.
-    query, level : int ndarrays of shape (n,)
-        Query index and grade level of each document.
-
-    Returns
-    -------
-    total : ndarray of shape (n,)
-        :math:`T_k` (0 for a document with no higher-graded document in its query).
-    count : ndarray of shape (n,)
-        :math:`|P_{ik}|`.
-    """
-    total = np.zeros(slack.size)
-    count = np.zeros(slack.size)
-    n_queries = int(query.max()) + 1
-    for t in np.unique(level)[:-1]:  # one pass per grade level
-        docs = np.flatnonzero(level >= t)
-        q, a, up = query[docs], slack[docs], level[docs] > t
-        order = np.lexsort((~up, -a, q))  # by query, decreasing a, upper ends first
-        docs, q, a, up = docs[order], q[order], a[order], up[order]
-        above_sum = np.cumsum(np.where(up, a, 0.0))
-        above_count = np.cumsum(up.astype(np.float64))
-        start = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
-        seg = np.repeat(start, np.diff(np.r_[start, q.size]))
-        low = ~up
-        S = above_sum[low] - np.r_[0.0, above_sum][seg[low]]
-        n = above_count[low] - np.r_[0.0, above_count][seg[low]]
-        # the sums before k are over upper ends of larger a, so S - n a >= 0 up to rounding
-        total[docs[low]] = np.maximum(S - n * a[low], 0.0)
-        count[docs[low]] = np.bincount(q, weights=up.astype(np.float64),
-                                       minlength=n_queries)[q[low]]
-    return total, count
+        return {"formulation": self.name, "C": self.C, "loss": self.loss.name, "m": self.m}
 
 
 def _grade_difference(upper: float, lower: float) -> float:

@@ -59,7 +59,7 @@ huber = PairLoss.piecewise("huber", [1.0, 0.0], [1.0, -1.0], power=2, expression
 
 #: The RankSVM family's losses by name (the names the command line, the estimators and
 #: model files take).
-BUILT_IN: dict[str, PairLoss] = {loss.name: loss for loss in (hinge, squared_hinge, huber)}
+BUILT_IN: dict[str, PairLoss] = {x.name: x for x in (hinge, squared_hinge, huber)}
 
 
 def pair_loss(loss: str | PairLoss) -> PairLoss:

@@ -52,14 +52,14 @@ register(Entry(
     loss="squared_hinge", limits=FIRST_ORDER_LIMITS,
     description="constant-momentum Nesterov on the strongly concave dual, (1 - sqrt(mu/L))^k",
 ))
-for _loss in ("squared_hinge", "huber"):
+for _smooth in ("squared_hinge", "huber"):
     register(Entry(
-        f"ranksvm-{_loss}", "ranksvm", solve_prsvm, NEWTON_RATE, loss=_loss,
+        f"ranksvm-{_smooth}", "ranksvm", solve_prsvm, NEWTON_RATE, loss=_smooth,
         tol=tolerances.NEWTON_GAP,
         description="truncated Newton through the pair operator A, O(nd + p) (C&K Sect. 3)",
     ))
     register(Entry(
-        f"ranksvm-{_loss}", "ranksvm", solve_prsvm_plus, NEWTON_RATE, loss=_loss,
+        f"ranksvm-{_smooth}", "ranksvm", solve_prsvm_plus, NEWTON_RATE, loss=_smooth,
         tol=tolerances.NEWTON_GAP,
         description="truncated Newton with sorted O(nd + n log n) gradients (C&K Sect. 4)",
     ))

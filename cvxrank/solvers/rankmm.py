@@ -337,9 +337,10 @@ def default_eta0(formulation: Any) -> float:
     r"""The default :math:`\eta_0` of RankMM's stochastic solvers (module docstring).
 
     The worst-case step of the theory, the unit of :func:`pilot_eta0`'s grid.
-    ``"average"`` and ``"max_average"`` (``sgp``): :math:`1/\max_i L_i`, the block
-    Lipschitz constants :math:`L_i = \|X_i^\top A_i^\top \mathrm{diag}(c_i)\|_2^2/\kappa`
-    of the printed objective. ``"max"`` (``seg``, ``seg-pairs``): :math:`1/\bar A`,
+    Box and l1,inf blocks (``"average"`` and ``"max_average"``, ``sgp``):
+    :math:`1/\max_i L_i`, the block Lipschitz constants :math:`L_i = \|X_i^\top A_i^\top
+    \mathrm{diag}(c_i)\|_2^2/\kappa` of the printed objective. Simplex blocks (``"max"``,
+    ``seg``, ``seg-pairs``): :math:`1/\bar A`,
     :math:`\bar A = (C/m) \max_i (2 \max_j \|x_j - \bar x_i\|)^2 \ge |A|_\infty`
     (Collins et al. 2008). Both are computed once per formulation (:class:`QueryBlocks`).
 
@@ -352,7 +353,7 @@ def default_eta0(formulation: Any) -> float:
     float
     """
     blocks = query_blocks(formulation)
-    if formulation.loss == "max":
+    if "simplex_dual_blocks" in formulation.capabilities:
         bound = float(formulation.C) / formulation.m * blocks.max_squared_diameter()
     else:
         bound = float(blocks.lipschitz_base(formulation).max()) / float(formulation.kappa)
@@ -433,8 +434,8 @@ def _draws(rng: np.random.Generator, n_blocks: int, count: int) -> np.ndarray:
 
 
 # -- stochastic gradient projection (Sects. 3.1 and 3.3) ----------------------------------
-@solver("sgp", needs=("dual_query_blocks",), tol=tolerances.STOCHASTIC_GAP,
-        max_iter=MAX_ITER, losses=("average", "max_average"))
+@solver("sgp", needs=("dual_query_blocks", "euclidean_dual_blocks"),
+        tol=tolerances.STOCHASTIC_GAP, max_iter=MAX_ITER)
 def solve_sgp(
     formulation: Any,
     options: SolverOptions,
@@ -596,8 +597,8 @@ def _eg_setup(formulation: Any, solve: Any, eta0: float | None,
     return blocks, float(formulation.C) / formulation.m, float(eta0)
 
 
-@solver("seg", needs=("dual_query_blocks",), tol=tolerances.STOCHASTIC_GAP,
-        max_iter=MAX_ITER, losses=("max",))
+@solver("seg", needs=("dual_query_blocks", "simplex_dual_blocks"),
+        tol=tolerances.STOCHASTIC_GAP, max_iter=MAX_ITER)
 def solve_seg(
     formulation: Any,
     options: SolverOptions,
@@ -763,8 +764,8 @@ def _logaddexp(a: float, b: float) -> float:
     return a if b == -math.inf else a + math.log1p(math.exp(b - a))
 
 
-@solver("seg-pairs", needs=("dual_query_blocks",), tol=tolerances.STOCHASTIC_GAP,
-        max_iter=MAX_ITER, losses=("max",))
+@solver("seg-pairs", needs=("dual_query_blocks", "simplex_dual_blocks"),
+        tol=tolerances.STOCHASTIC_GAP, max_iter=MAX_ITER)
 def solve_seg_pairs(
     formulation: Any,
     options: SolverOptions,

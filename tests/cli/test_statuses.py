@@ -262,8 +262,10 @@ def test_a_solver_for_another_loss_is_refused_before_the_fit(capsys, files) -> N
     code, out, err = run(capsys, "fit", "--method", "rankmm", "--solver", "seg", "--train",
                          files[0])
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "solver 'seg' cannot run on rankmm-average: it needs the loss 'max', not " \
-           "'average'; the solvers for rankmm-average: cutting-plane, apg, sgp, pg, " in err
+    assert "solver 'seg' cannot run on rankmm-average: it needs simplex_dual_blocks " \
+           "(per-query dual blocks that are simplices, the geometry of exponentiated " \
+           "gradient (RankMM-2)); the solvers for rankmm-average: cutting-plane, apg, sgp, " \
+           "pg, " in err
 
 
 def test_solvers_for_knows_the_losses_a_solver_handles(files) -> None:

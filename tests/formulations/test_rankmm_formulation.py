@@ -111,7 +111,7 @@ def test_numpy_dual_matches_cvxpy_expression(loss: str) -> None:
         alpha = f.dual_set.project(rng.exponential(size=f.n_dual) * 0.5)
         f.alpha_variable.value = alpha
         u = f._variable("u", data.n_documents)
-        weighted = alpha[: f.n_pairs] * (f._pair_base_scale if loss == "max_average" else 1.0)
+        weighted = alpha[: f.n_pairs] * (f.pair_base_scale if loss == "max_average" else 1.0)
         u.value = f.pairs.A.T @ weighted
         expected = problem.objective.value
         assert f.dual_value(alpha) == pytest.approx(expected, rel=EXPRESSION_MATCH)

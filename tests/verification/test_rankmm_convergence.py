@@ -39,7 +39,7 @@ def result(data):
 def test_every_series_runs_against_its_reference(result) -> None:
     assert list(result.duals) == ["average", "max", "max_average"]
     for spec in SERIES:
-        dual = result.duals[spec.loss]
+        dual = result.duals[spec.loss.name]
         runs = dual.runs[spec.key]
         assert len(runs) == (SEEDS if spec.stochastic else 1)
         assert dual.reference.rel_gap <= 1e-7

@@ -33,9 +33,6 @@ References
 #: RankMM's losses in the paper's order and their names in Fig. 1.
 LABELS = {"average": "RankMM-1", "max": "RankMM-2", "max_average": "RankMM-3"}
 
-#: The stochastic solver of each loss (Sects. 3.1-3.3).
-SOLVERS = {"average": "sgp", "max": "seg", "max_average": "sgp"}
-
 #: The paper's grids (Sect. 4), in increasing order (the order that breaks ties).
 C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 ETA0_GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)

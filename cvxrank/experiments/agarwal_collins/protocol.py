@@ -216,7 +216,8 @@ class CertifiedTask:
                                   reported_measures(K), PRESET)
         d = train.n_features
         fitted, solver = formulation, self.solver
-        if self.loss == "average" and self.solver == "auto":  # the 1-slack's exact finish
+        if formulation.loss.sum_of_pair_hinges and self.solver == "auto":
+            # a hinge RankSVM: the 1-slack and its exact finish
             fitted, solver = formulation.as_ranksvm(), "1-slack"
         start = time.perf_counter()
         try:
@@ -527,6 +528,16 @@ def grid_tasks(config: Fig1Config, sources: dict[int, LetorFold]) -> list[tuple[
     return tasks
 
 
+def _by_fold_and_loss(results: list[Any], *, fold: bool = True) -> dict[Any, list[Any]]:
+    """``results`` grouped by their task's ``(source, loss)`` (``loss`` alone without
+    ``fold``), each group in the order given."""
+    groups: dict[Any, list[Any]] = {}
+    for r in results:
+        key = (r.task.source, r.task.loss) if fold else r.task.loss
+        groups.setdefault(key, []).append(r)
+    return groups
+
+
 def grid_choices(config: Fig1Config, sources: dict[int, LetorFold],
                  results: dict[str, list[Any]]
                  ) -> tuple[dict[str, list[Choice]], dict[str, list[dict[str, Any]]]]:
@@ -535,14 +546,14 @@ def grid_choices(config: Fig1Config, sources: dict[int, LetorFold],
     choices: dict[str, list[Choice]] = {label: [] for label in LABELS.values()}
     choices[RANKSVM] = []
     zero: dict[str, list[dict[str, Any]]] = {loss: [] for loss in LABELS}
+    stochastic = _by_fold_and_loss(results["stochastic"])
+    checks = _by_fold_and_loss(results["zero"])
     for k, source in sources.items():
         for loss, label in LABELS.items():
-            runs = [r for r in results["stochastic"]
-                    if r.task.source == source and r.task.loss == loss]
+            runs = stochastic.get((source, loss), [])
             points = rankmm_points(runs, config.C_grid, config.eta0_grid, config.T_grid)
             choices[label].append(choose(label, k, points, SELECT))
-            check = next(r for r in results["zero"]
-                         if r.task.source == source and r.task.loss == loss)
+            check = checks[source, loss][0]
             zero[loss].append({"fold": k, **check.check, "time": check.time})
         svm = [r for r in results["ranksvm"] if r.task.source == source]
         choices[RANKSVM].append(choose(RANKSVM, k, task_points(svm, RANKSVM_STATS), SELECT))
@@ -616,7 +627,8 @@ def run_fig1(config: Fig1Config, *, log: Log | None = None,
         fitted = execution.run(cert_tasks, on_result=done, max_chunk=CHUNK_TASKS,
                                progress=progress_bar, desc="agarwal-collins certified")
         cert_time = time.perf_counter() - start
-        certified_runs = {loss: [r for r in fitted if r.task.loss == loss] for loss in LABELS}
+        by_loss = _by_fold_and_loss(fitted, fold=False)
+        certified_runs = {loss: by_loss.get(loss, []) for loss in LABELS}
 
     return Fig1Result(
         data_dir=str(root), folds=folds, seeds=list(config.seeds),

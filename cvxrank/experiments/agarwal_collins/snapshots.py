@@ -36,7 +36,6 @@ import numpy as np
 
 from cvxrank import tolerances
 from cvxrank.core.trace import Run, Trace
-from cvxrank.experiments.agarwal_collins import SOLVERS
 
 
 @dataclass
@@ -83,12 +82,14 @@ def record_interval(horizons: Sequence[int]) -> int:
 
 def solve_stochastic(formulation: Any, *, eta0: float, max_iter: int, seed: int,
                      record_every: int, callback: Any = None) -> Run:
-    """The paper's solver of ``formulation.loss`` (:data:`SOLVERS`) for ``max_iter`` steps,
+    """The paper's solver of ``formulation.loss`` (exponentiated gradient, ``seg``, on
+    simplex dual blocks, Sect. 3.2; else stochastic gradient projection, ``sgp``, Sects. 3.1
+    and 3.3) for ``max_iter`` steps,
     stopping only at the optimum, to rounding: a certified relative gap of at most
     :data:`cvxrank.tolerances.ZERO_MODEL_GAP` (``tol=0`` never stops on the gap)."""
     from cvxrank.solvers.rankmm import solve_seg, solve_sgp
 
-    solve = solve_seg if SOLVERS[formulation.loss] == "seg" else solve_sgp
+    solve = solve_seg if "simplex_dual_blocks" in formulation.capabilities else solve_sgp
     return solve(formulation, eta0=eta0, max_iter=max_iter, tol=tolerances.ZERO_MODEL_GAP,
                  seed=seed, record_every=record_every, callback=callback)
 

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.formulations.rankmm import RANKMM_LOSSES
+from cvxrank.formulations.query_losses import QueryLoss, query_loss
 
 #: Relative norm below which the minimum-norm subgradient counts as 0 (the QP's accuracy).
 ZERO_TOL = 1e-7
@@ -102,7 +102,7 @@ def _dense(X: Any) -> np.ndarray:
     return np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
 
 
-def subdifferential_hulls(data: RankingData, loss: str) -> list[np.ndarray]:
+def subdifferential_hulls(data: RankingData, loss: str | QueryLoss) -> list[np.ndarray]:
     r"""The polytopes whose Minkowski sum is :math:`\partial(\sum_i L_i)(0)`, each as the
     array of its vertices (one row each; module docstring).
 
@@ -111,34 +111,14 @@ def subdifferential_hulls(data: RankingData, loss: str) -> list[np.ndarray]:
     ValueError
         For an unknown loss.
     """
-    if loss not in RANKMM_LOSSES:
-        raise ValueError(f"loss must be one of {', '.join(RANKMM_LOSSES)}; got {loss!r}")
+    query = query_loss(loss)
     X = _dense(data.X)
     hulls = []
     for q in range(data.n_queries):
         rows = slice(int(data.query_ptr[q]), int(data.query_ptr[q + 1]))
         Xq, yq = X[rows], np.asarray(data.y[rows], dtype=np.float64)
-        grades = np.unique(yq)
-        if grades.size < 2:
-            continue  # no preference pairs: L_i = 0
-        if loss == "average":
-            above = (yq[None, :] > yq[:, None]).sum(axis=1)  # documents preferred to k
-            below = (yq[None, :] < yq[:, None]).sum(axis=1)  # documents below j
-            total = (below - above) @ Xq  # sum over pairs of x_j - x_k
-            hulls.append(-(total / float(below.sum()))[None, :])
-        elif loss == "max":
-            hulls.append(-Xq[yq == grades[-1]])
-            hulls.append(Xq[yq == grades[0]])
-        else:
-            values, means = [], []
-            for level in grades[:-1]:
-                better = yq > level
-                values.append(float(yq[better].mean() - level))
-                means.append(Xq[better].mean(axis=0))
-            values_arr = np.asarray(values)
-            top = values_arr.max()
-            active = np.flatnonzero(values_arr >= top - 1e-12 * max(1.0, abs(top)))
-            hulls.append(np.vstack([Xq[yq == grades[a]] - means[a] for a in active]))
+        if np.unique(yq).size >= 2:  # a query without preference pairs has L_i = 0
+            hulls.extend(query.zero_subdifferential(Xq, yq))
     return hulls
 
 
@@ -166,7 +146,7 @@ def support(hulls: list[np.ndarray], d: np.ndarray) -> float:
     return float(sum(np.max(h @ d) for h in hulls))
 
 
-def zero_optimality(data: RankingData, loss: str) -> ZeroCheck:
+def zero_optimality(data: RankingData, loss: str | QueryLoss) -> ZeroCheck:
     """Whether w = 0 is optimal for RankMM with ``loss`` on ``data``, for every C (module
     docstring).
 
@@ -197,5 +177,6 @@ def zero_optimality(data: RankingData, loss: str) -> ZeroCheck:
     scale = float(sum(np.linalg.norm(h, axis=1).max() for h in hulls))
     slope = support(hulls, -g / norm) if norm > 0 else 0.0
     zero = (norm <= ZERO_TOL * scale) and not slope < 0
-    return ZeroCheck(loss=loss, n_queries=data.n_queries, n_hulls=len(hulls), min_norm=norm,
+    return ZeroCheck(loss=query_loss(loss).name, n_queries=data.n_queries, n_hulls=len(hulls),
+                     min_norm=norm,
                      scale=scale, descent_slope=slope, zero_optimal=bool(zero), g=g)

@@ -157,7 +157,7 @@ def figure_rankmm_duals(result: ConvergenceResult) -> Figure:
         plot_rankmm_series(dual, MAIN_SERIES, x="pass", ax=top)
         plot_rankmm_series(dual, MAIN_SERIES, x="time", ax=bottom)
         bottom.sharey(top)
-        name = f"rankmm-{dual.loss}: {dual.dual_set} dual ({dual.formulation.n_pairs:,} pairs)"
+        name = f"{dual.formulation.name}: {dual.dual_set} dual ({dual.formulation.n_pairs:,} pairs)"
         top.set_title(f"{name}\nper pass", fontsize=9)
         bottom.set_title("per second of solver time", fontsize=9)
         rankmm_legend(top, dual, MAIN_SERIES, n_seeds=len(result.seeds), where=bottom,

@@ -21,7 +21,15 @@ from cvxrank.core.trace import Run, Trace
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.experiments.backends import Log
 from cvxrank.experiments.rankmm_convergence import DEFAULT_C, DEFAULT_SEEDS, DEFAULT_STEPS
+from cvxrank.formulations.query_losses import (
+    QUERY_LOSSES,
+    QueryLoss,
+    average,
+    max_average,
+    maximum,
+)
 from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
+from cvxrank.numerics.sets import L1InfBall
 from cvxrank.solvers.dual_gradient import solve_accelerated_gradient
 from cvxrank.solvers.rankmm import (
     default_eta0,
@@ -35,9 +43,6 @@ from cvxrank.solvers.rankmm import (
 if TYPE_CHECKING:
     from cvxrank.certificates.reference import Reference
 
-
-#: The dual set of each loss, for titles and tables.
-DUAL_SETS = {"average": "box", "max": "simplex", "max_average": "l1,inf ball"}
 
 #: The proven rates on the dual objective: projection methods :math:`O(1/\sqrt T)`
 #: (Sects. 3.1, 3.3), EG :math:`O(1/T)` (Sect. 3.2), FISTA :math:`O(1/k^2)`.
@@ -55,7 +60,7 @@ class Series:
     ----------
     key : str
         Unique name (``"sgp-paper"``), also the CSV's ``series`` column.
-    loss : str
+    loss : QueryLoss
         The RankMM loss whose dual it solves.
     solver : str
         Registry name of the solver.
@@ -70,7 +75,7 @@ class Series:
     """
 
     key: str
-    loss: str
+    loss: QueryLoss
     solver: str
     label: str
     stochastic: bool
@@ -80,16 +85,16 @@ class Series:
 
 #: Every series, grouped by dual in the paper's order.
 SERIES = (
-    Series("sgp", "average", "sgp", "sgp (box, Sect. 3.1)", True, PROJECTION_RATE),
-    Series("apg-box", "average", "apg", "apg", False, APG_RATE),
-    Series("seg", "max", "seg", "seg (factored EG)", True, EG_RATE),
-    Series("seg-pairs", "max", "seg-pairs", "seg-pairs (plain EG, Sect. 3.2)", True, EG_RATE),
-    Series("apg-simplex", "max", "apg", "apg", False, APG_RATE),
-    Series("sgp-exact", "max_average", "sgp", "sgp, exact projection", True, PROJECTION_RATE,
+    Series("sgp", average, "sgp", "sgp (box, Sect. 3.1)", True, PROJECTION_RATE),
+    Series("apg-box", average, "apg", "apg", False, APG_RATE),
+    Series("seg", maximum, "seg", "seg (factored EG)", True, EG_RATE),
+    Series("seg-pairs", maximum, "seg-pairs", "seg-pairs (plain EG, Sect. 3.2)", True, EG_RATE),
+    Series("apg-simplex", maximum, "apg", "apg", False, APG_RATE),
+    Series("sgp-exact", max_average, "sgp", "sgp, exact projection", True, PROJECTION_RATE,
            {"projection": "exact"}),
-    Series("sgp-paper", "max_average", "sgp", "sgp, paper's order (Sect. 3.3)", True,
+    Series("sgp-paper", max_average, "sgp", "sgp, paper's order (Sect. 3.3)", True,
            PROJECTION_RATE, {"projection": "paper"}),
-    Series("apg-l1inf", "max_average", "apg", "apg", False, APG_RATE),
+    Series("apg-l1inf", max_average, "apg", "apg", False, APG_RATE),
 )
 
 #: The series of the side-by-side figure of the three duals (the paper's solver of each
@@ -108,8 +113,8 @@ class DualRun:
 
     Attributes
     ----------
-    loss : str
-        ``"average"``, ``"max"`` or ``"max_average"``.
+    loss : QueryLoss
+        :data:`~cvxrank.formulations.query_losses.average`, ``maximum`` or ``max_average``.
     formulation : RankMM
     reference : Reference
         The certified optimum (p*, d*).
@@ -127,7 +132,7 @@ class DualRun:
         :math:`\alpha - \eta_t \nabla` the next step would project, at each record.
     """
 
-    loss: str
+    loss: QueryLoss
     formulation: RankMM
     reference: Reference
     n_blocks: int
@@ -138,11 +143,11 @@ class DualRun:
     @property
     def dual_set(self) -> str:
         """Name of the dual's feasible set."""
-        return DUAL_SETS[self.loss]
+        return self.loss.dual_set_name
 
     def series(self) -> list[Series]:
         """The series of this dual that ran, in :data:`SERIES` order."""
-        return [s for s in SERIES if s.loss == self.loss and s.key in self.runs]
+        return [s for s in SERIES if s.loss is self.loss and s.key in self.runs]
 
     def in_passes(self, key: str) -> list[Trace]:
         """The traces of a series with the iteration column in passes over the data."""
@@ -160,7 +165,7 @@ class DualRun:
         tol = tolerances.STOCHASTIC_GAP if spec.stochastic else tolerances.FAST_SOLVER_GAP
         v = validate_runs(runs, self.reference, spec.rate, formulation=self.formulation, tol=tol)
         return {
-            "series": key, "solver": spec.solver, "loss": self.loss, "dual_set": self.dual_set,
+            "series": key, "solver": spec.solver, "loss": self.loss.name, "dual_set": self.dual_set,
             "seeds": len(runs), "steps": int(np.median([r.n_iter for r in runs])),
             "eta0": self.eta0.get(key), "rel_gap": v.rel_gap, "dual_gap": v.dual_gap,
             "time": float(np.median([r.time for r in runs])),
@@ -188,7 +193,7 @@ class ConvergenceResult:
     n_documents, n_queries, n_features : int
         Size of the data.
     duals : dict of str to DualRun
-        Per loss, in the paper's order.
+        Per loss name, in the paper's order.
     """
 
     source: str
@@ -317,23 +322,23 @@ def run_convergence(
 
     say = log or (lambda line: None)
     duals: dict[str, DualRun] = {}
-    for loss in (x for x in RANKMM_LOSSES if x in losses):
+    for loss in [x for x in QUERY_LOSSES.values() if x.name in losses]:
         f = RankMM(data, C=C, loss=loss)
         ref = solve_reference(f, solver=reference_solver)
         blocks = query_blocks(f)  # shared set-up, made before the timed runs
-        if loss == "max_average":
+        if isinstance(f.dual_set, L1InfBall):
             blocks.l1inf_layouts(f)
         f.dual_lipschitz()
         if step_scale is not None:
             eta = default_eta0(f) * step_scale
-        elif loss == "max":
+        elif "simplex_dual_blocks" in f.capabilities:
             eta = pilot_eta0(f, solve_seg, "eg", max_iter=steps, seed=seed_list[0])
         else:
             eta = pilot_eta0(f, solve_sgp, "sgp", max_iter=steps, seed=seed_list[0])
         dual = DualRun(loss, f, ref, blocks.n_blocks)
-        say(f"rankmm-{loss}: {f.n_pairs:,} pairs, {blocks.n_blocks} queries with pairs, "
+        say(f"{f.name}: {f.n_pairs:,} pairs, {blocks.n_blocks} queries with pairs, "
             f"p* = {ref.p_star:.10g}")
-        for spec in (s for s in SERIES if s.loss == loss):
+        for spec in (s for s in SERIES if s.loss is loss):
             solve = _SOLVERS[spec.solver]
             if not spec.stochastic:
                 passes = max(1, math.ceil(steps / blocks.n_blocks))
@@ -354,7 +359,7 @@ def run_convergence(
                     dual.projection_difference.append(
                         {k: np.asarray(v) for k, v in record.items()})
             say(f"  {spec.key}: {len(seed_list)} seeds x {steps} steps, eta0 = {eta:.3g}")
-        duals[loss] = dual
+        duals[loss.name] = dual
     return ConvergenceResult(
         source=source or "data", C=float(C), seeds=seed_list, steps=int(steps),
         step_scale=None if step_scale is None else float(step_scale),

@@ -54,7 +54,7 @@ def trace_rows(result: ConvergenceResult, keys: Sequence[str]) -> list[dict[str,
                 tr = run.trace
                 for i in range(len(tr)):
                     rows.append({
-                        "loss": dual.loss, "dual_set": dual.dual_set, "series": spec.key,
+                        "loss": dual.loss.name, "dual_set": dual.dual_set, "series": spec.key,
                         "solver": spec.solver,
                         "seed": result.seeds[seed] if spec.stochastic else "",
                         "iteration": tr.iteration[i], "passes": passes.iteration[i],
@@ -89,7 +89,7 @@ def write_convergence(result: ConvergenceResult, out_dir: str | Path) -> dict[st
             columns += ["differ", "distance"]
             dual = result.duals["max_average"]
             for seed, record in zip(result.seeds, dual.projection_difference, strict=True):
-                rows += [{"loss": "max_average", "dual_set": dual.dual_set,
+                rows += [{"loss": dual.loss.name, "dual_set": dual.dual_set,
                           "series": "difference", "solver": "sgp", "seed": seed,
                           "passes": p, "differ": a, "distance": b}
                          for p, a, b in zip(record["passes"], record["differ"],
