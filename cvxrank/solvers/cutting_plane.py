@@ -767,69 +767,140 @@ def run_cutting_plane(
         ``finish_time``.
     """
     _check_master(master, n_blocks)
-    rec = TraceRecorder(formulation, options)
-    threaded = _abandonable(formulation, options)
-    working = _working_set(formulation.data.n_features, master, kappa)
-    w = np.zeros(formulation.data.n_features)
-    best = _Best(w=w, primal=math.inf)
-    bounds = _Bounds(n_blocks)
-    if exact_master:
-        finish = master_finish(working, n_blocks, kappa, oracle, lambda: bounds.cut_error_max)
-    xi = np.zeros(n_blocks)
-    totals = {"finishes": 0, "master_time": 0.0, "oracle_time": 0.0, "finish_time": 0.0}
-    step = {"master_time": 0.0, "oracle_time": 0.0, "violation": math.nan}
-    sharpen, next_finish, k = SHARPEN, math.inf, 0
-    status: Status | None = None
-    message: str | None = None
+    loop = _Loop(formulation, options, oracle, n_blocks=n_blocks, kappa=kappa, master=master,
+                 prune_after=prune_after, master_solver=master_solver, finish=finish,
+                 exact_master=exact_master, dual_map=dual_map)
+    status, message = loop.run()
+    return loop.result(name, status, message)
 
-    def row(extra: dict[str, float]) -> bool:  # a record of the best point and bound
-        return rec.record(k, w=best.w, values=(best.primal, best.dual), **best.certificate(),
-                          extra={"cuts": working.n_cuts, **extra})
 
-    while True:
+class _Loop:
+    """One run of :func:`run_cutting_plane` (its parameters), set up as it starts: the
+    recorder, the working set, the best point and bound (:class:`_Best`), what the run
+    knows beyond them (:class:`_Bounds`), and the state between iterations: the master's
+    last point ``w`` and its slacks ``xi``, the iteration ``k``, the several-block
+    master's sharpening, the gap below which the finish is tried next, the seconds of the
+    iteration (``step``, with its largest violation) and in all (``totals``)."""
+
+    def __init__(self, formulation: Any, options: SolverOptions,
+                 oracle: Callable[[np.ndarray], QueryCuts], *, n_blocks: int, kappa: float,
+                 master: str, prune_after: int | None, master_solver: str,
+                 finish: Finish | None, exact_master: bool,
+                 dual_map: Callable[[np.ndarray, list[Support]], np.ndarray] | None) -> None:
+        self.formulation, self.options, self.oracle = formulation, options, oracle
+        self.n_blocks, self.kappa, self.master = n_blocks, kappa, master
+        self.prune_after, self.master_solver = prune_after, master_solver
+        self.dual_map = dual_map
+        self.rec = TraceRecorder(formulation, options)
+        self.threaded = _abandonable(formulation, options)
+        self.working = working = _working_set(formulation.data.n_features, master, kappa)
+        self.w = np.zeros(formulation.data.n_features)
+        self.best = _Best(w=self.w, primal=math.inf)
+        self.bounds = bounds = _Bounds(n_blocks)
+        if exact_master:
+            finish = master_finish(working, n_blocks, kappa, oracle,
+                                   lambda: bounds.cut_error_max)
+        self.finish = finish
+        self.xi = np.zeros(n_blocks)
+        self.totals = {"finishes": 0, "master_time": 0.0, "oracle_time": 0.0,
+                       "finish_time": 0.0}
+        self.step = {"master_time": 0.0, "oracle_time": 0.0, "violation": math.nan}
+        self.sharpen, self.next_finish, self.k = SHARPEN, math.inf, 0
+
+    def run(self) -> tuple[Status | None, str | None]:
+        """Iterate (module docstring) until the run stops: its status and message (None for
+        the recorder's own, when a row of the trace stopped it)."""
+        while True:
+            violated = self._separate()
+            if violated is None:  # the budget ran out during the call: a last row, at this time
+                self.row(self.step)
+                return Status.TIME_BUDGET, _oracle_overran(self.options.time_budget)
+            if not self.row(self.step):
+                return None, None
+            if not self._try_finish(violated):
+                return None, None
+            if violated.size == 0 and not self._solve_closer():  # the master is exact at w
+                return _no_cut_left(self.rec.tol_met, self.best.primal - self.best.dual)
+            error = self._master()
+            if error is not None:  # the bound so far stands; say why the run stopped
+                return Status.NUMERICAL, f"stopped: {error}"
+            self.k += 1
+
+    def row(self, extra: dict[str, float]) -> bool:
+        """A record of the best point and bound (False: the recorder stops the run)."""
+        best = self.best
+        return self.rec.record(self.k, w=best.w, values=(best.primal, best.dual),
+                               **best.certificate(),
+                               extra={"cuts": self.working.n_cuts, **extra})
+
+    def _separate(self) -> np.ndarray | None:
+        """The oracle at the master's last point, its answer taken in (:func:`_take_cuts`)
+        and timed: the violated blocks, or None when the time budget ran out during the
+        call."""
         started = time.perf_counter()
-        cuts = within_budget(oracle, w, rec.seconds_left()) if threaded and k else oracle(w)
-        if cuts is None:  # the budget ran out during the call: a last row, at this time
-            row(step)
-            status, message = Status.TIME_BUDGET, _oracle_overran(options.time_budget)
-            break
-        violated, step["violation"] = _take_cuts(cuts, w, xi, kappa, best, working, bounds)
-        step["oracle_time"] = time.perf_counter() - started
-        totals["oracle_time"] += step["oracle_time"]
-        if not row(step):
-            break
-        if finish is not None and rec.tol_met and (best.primal - best.dual <= next_finish
-                                                   or violated.size == 0):  # or a last try
-            next_finish = (best.primal - best.dual) / FINISH_GAP_FACTOR
-            elapsed = _finish(best, finish, formulation, working, dual_map is not None, totals)
-            if not row({"finish_time": elapsed}):
-                break
-        if violated.size == 0:
-            if master == "blocks" and sharpen > SHARPEN_FLOOR:
-                sharpen *= SHARPEN_FACTOR  # an inexact point: solve the master closer, add nothing
-            else:  # the master is exact at w: P(w) is its value
-                status, message = _no_cut_left(rec.tol_met, best.primal - best.dual)
-                break
+        w = self.w
+        cuts = (within_budget(self.oracle, w, self.rec.seconds_left())
+                if self.threaded and self.k else self.oracle(w))
+        if cuts is None:
+            return None
+        violated, self.step["violation"] = _take_cuts(cuts, w, self.xi, self.kappa,
+                                                      self.best, self.working, self.bounds)
+        self.step["oracle_time"] = time.perf_counter() - started
+        self.totals["oracle_time"] += self.step["oracle_time"]
+        return violated
+
+    def _try_finish(self, violated: np.ndarray) -> bool:
+        """The exact finish (:func:`_finish`), when there is one and the tolerance is met,
+        tried again once the gap has fallen below the last try's by
+        :data:`FINISH_GAP_FACTOR` and a last time when nothing is ``violated``; its row
+        recorded. False: the recorder stops the run."""
+        best = self.best
+        if not (self.finish is not None and self.rec.tol_met
+                and (best.primal - best.dual <= self.next_finish or violated.size == 0)):
+            return True
+        self.next_finish = (best.primal - best.dual) / FINISH_GAP_FACTOR
+        elapsed = _finish(best, self.finish, self.formulation, self.working,
+                          self.dual_map is not None, self.totals)
+        return self.row({"finish_time": elapsed})
+
+    def _solve_closer(self) -> bool:
+        """With nothing violated: True when the hand-written several-block master is to be
+        solved closer (an inexact point; nothing added), False when the master is exact at
+        w (P(w) is its value)."""
+        if self.master == "blocks" and self.sharpen > SHARPEN_FLOOR:
+            self.sharpen *= SHARPEN_FACTOR
+            return True
+        return False
+
+    def _master(self) -> SolverError | None:
+        """The restricted master solved (:func:`solve_master`), taken in
+        (:func:`_take_master`) and timed; the error when every master failed."""
         started = time.perf_counter()
+        best, rec = self.best, self.rec
         # the hand-written several-block master to a gap well below the outer one: an
         # inexact master only slows the bound, which any feasible lambda certifies
         try:
-            w, lam = solve_master(working, n_blocks, kappa, master,
-                                  tol=sharpen * max(best.relative_gap(), rec.tol),
-                                  solver_name=master_solver, out_of_time=rec.out_of_time)
-        except SolverError as error:  # the bound so far stands; say why the run stopped
-            status, message = Status.NUMERICAL, f"stopped: {error}"
-            break
-        xi = _take_master(working, w, lam, kappa, best, bounds, dual_map is not None,
-                          prune_after)
-        step["master_time"] = time.perf_counter() - started
-        totals["master_time"] += step["master_time"]
-        k += 1
-    alpha = None if dual_map is None else dual_map(*(
-        (best.lam, best.supports) if best.lam is not None else (np.zeros(0), [])))
-    return rec.result(best.w, alpha, k, name, status=status, message=message,
-                      cuts=working.snapshot(), n_cuts=working.n_cuts, cuts_added=bounds.added,
-                      **totals)
+            self.w, lam = solve_master(self.working, self.n_blocks, self.kappa, self.master,
+                                       tol=self.sharpen * max(best.relative_gap(), rec.tol),
+                                       solver_name=self.master_solver,
+                                       out_of_time=rec.out_of_time)
+        except SolverError as error:
+            return error
+        self.xi = _take_master(self.working, self.w, lam, self.kappa, best, self.bounds,
+                               self.dual_map is not None, self.prune_after)
+        self.step["master_time"] = time.perf_counter() - started
+        self.totals["master_time"] += self.step["master_time"]
+        return None
+
+    def result(self, name: str, status: Status | None, message: str | None) -> Run:
+        """The run (:func:`run_cutting_plane`'s Returns), ``alpha`` the dual map's of the
+        best bound's multipliers."""
+        best, dual_map, working = self.best, self.dual_map, self.working
+        alpha = None if dual_map is None else dual_map(*(
+            (best.lam, best.supports) if best.lam is not None else (np.zeros(0), [])))
+        return self.rec.result(best.w, alpha, self.k, name, status=status, message=message,
+                               cuts=working.snapshot(), n_cuts=working.n_cuts,
+                               cuts_added=self.bounds.added, **self.totals)
 
 
 def within_budget(oracle: Callable[[np.ndarray], QueryCuts], w: np.ndarray,

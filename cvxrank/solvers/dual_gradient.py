@@ -141,38 +141,70 @@ def projected_gradient(
     name = "apg" if accelerated else "pg"
     f = formulation
     rec = TraceRecorder(f, options, record_every=record_every)
+    L, mu = _constants(f)
+    step = 1.0 / L
+    alpha = np.asarray(f.project_dual(np.asarray(f.dual_start(), dtype=float)), dtype=float)
+    momentum: float | str
+    if not accelerated:
+        alpha, k = _plain_ascent(f, rec, alpha, step)
+        momentum = 0.0
+    elif mu > 0:
+        momentum = (math.sqrt(L) - math.sqrt(mu)) / (math.sqrt(L) + math.sqrt(mu))
+        alpha, k = _constant_momentum(f, rec, alpha, step, momentum)
+    else:
+        alpha, k = _fista(f, rec, alpha, step)
+        momentum = "fista"
+    return rec.result(f.primal_from_dual(alpha), alpha, k, name, L=L, mu=mu, momentum=momentum)
+
+
+def _constants(f: Formulation) -> tuple[float, float]:
+    """The dual's Lipschitz constant ``L`` and strong-convexity modulus ``mu`` (capped at
+    ``L``); ValueError unless ``L > 0`` and ``mu >= 0`` are finite."""
     L = float(f.dual_lipschitz())
     mu = float(f.dual_strong_convexity())
     if not (np.isfinite(L) and L > 0):
         raise ValueError(f"{f.name}: dual Lipschitz constant must be positive, got {L}")
     if not (np.isfinite(mu) and mu >= 0):
         raise ValueError(f"{f.name}: dual strong convexity must be >= 0, got {mu}")
-    mu = min(mu, L)
-    step = 1.0 / L
-    alpha = np.asarray(f.project_dual(np.asarray(f.dual_start(), dtype=float)), dtype=float)
+    return L, min(mu, L)
+
+
+def _plain_ascent(f: Formulation, rec: TraceRecorder, alpha: np.ndarray,
+                  step: float) -> tuple[np.ndarray, int]:
+    """Plain projected gradient steps from ``alpha`` until the recorder stops the run: the
+    last iterate and the iterations taken."""
     k = 0
-    if not accelerated:
-        while rec.record(k, alpha=alpha, step=step):
-            alpha = f.project_dual(alpha - step * f.neg_dual_grad(alpha))
-            k += 1
-        momentum: float | str = 0.0
-    elif mu > 0:
-        beta = (math.sqrt(L) - math.sqrt(mu)) / (math.sqrt(L) + math.sqrt(mu))
-        y = alpha
-        while rec.record(k, alpha=alpha, step=step):
-            new = f.project_dual(y - step * f.neg_dual_grad(y))
-            y = new + beta * (new - alpha)
-            alpha = new
-            k += 1
-        momentum = beta
-    else:
-        t = 1.0
-        y = alpha
-        while rec.record(k, alpha=alpha, step=step):
-            new = f.project_dual(y - step * f.neg_dual_grad(y))
-            t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
-            y = new + ((t - 1.0) / t_next) * (new - alpha)
-            alpha, t = new, t_next
-            k += 1
-        momentum = "fista"
-    return rec.result(f.primal_from_dual(alpha), alpha, k, name, L=L, mu=mu, momentum=momentum)
+    while rec.record(k, alpha=alpha, step=step):
+        alpha = f.project_dual(alpha - step * f.neg_dual_grad(alpha))
+        k += 1
+    return alpha, k
+
+
+def _constant_momentum(f: Formulation, rec: TraceRecorder, alpha: np.ndarray, step: float,
+                       beta: float) -> tuple[np.ndarray, int]:
+    """Nesterov's steps with the constant momentum ``beta`` (``mu > 0``, scheme 2.2.19) from
+    ``alpha`` until the recorder stops the run: the last iterate and the iterations taken."""
+    k = 0
+    y = alpha
+    while rec.record(k, alpha=alpha, step=step):
+        new = f.project_dual(y - step * f.neg_dual_grad(y))
+        y = new + beta * (new - alpha)
+        alpha = new
+        k += 1
+    return alpha, k
+
+
+def _fista(f: Formulation, rec: TraceRecorder, alpha: np.ndarray,
+           step: float) -> tuple[np.ndarray, int]:
+    """FISTA's steps (``mu = 0``, momentum ``(t_k - 1) / t_{k+1}``) from ``alpha`` until the
+    recorder stops the run: the last iterate and the iterations taken."""
+    k = 0
+    t = 1.0
+    y = alpha
+    while rec.record(k, alpha=alpha, step=step):
+        new = f.project_dual(y - step * f.neg_dual_grad(y))
+        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+        y = new + ((t - 1.0) / t_next) * (new - alpha)
+        alpha, t = new, t_next
+        k += 1
+    return alpha, k

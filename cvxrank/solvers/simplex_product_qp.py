@@ -145,6 +145,18 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
         return x, 0
     ridge = MASTER_RIDGE * largest
     guard = _CycleGuard("the one-block master QP", max_iter, out_of_time)
+    return _simplex_active_set(Q, b, total, x, support, solved, ridge, tol, guard)
+
+
+def _simplex_active_set(Q: np.ndarray, b: np.ndarray, total: float, x: np.ndarray,
+                        support: np.ndarray, solved: bool, ridge: float, tol: float,
+                        guard: _CycleGuard) -> tuple[np.ndarray, int]:
+    """:func:`simplex_qp`'s active-set iterations from the feasible ``x`` on ``support``
+    (``solved``: check by its gradient whether x already solves the QP on its support),
+    with Q's ``ridge``, until the KKT conditions hold to ``tol`` or the guard stops them:
+    ``(x, n_iter)``. ``x`` and ``support`` are updated in place (x until the first optimum
+    on a support)."""
+    t = b.size
     while True:  # the guard ends it: cap, cycling, time budget
         idx = np.flatnonzero(support)
         k = idx.size
@@ -157,31 +169,10 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
             if np.ptp(g[idx]) > tol * (1.0 + abs(nu)):
                 continue  # not the support's optimum: solve it
         else:
-            kkt = np.empty((k + 1, k + 1))
-            kkt[:k, :k] = Q[idx[:, None], idx]
-            kkt.flat[0:k * (k + 2):k + 2] += ridge  # the diagonal of the Q block
-            kkt[:k, k] = kkt[k, :k] = 1.0
-            kkt[k, k] = 0.0
-            rhs = np.empty(k + 1)
-            rhs[:k], rhs[k] = b[idx], total
-            try:
-                sol = np.linalg.solve(kkt, rhs)
-            except np.linalg.LinAlgError:
-                sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+            sol = _simplex_kkt_solution(Q, b, total, idx, ridge)
             y = sol[:k]
-            if not np.all(np.isfinite(sol)):
-                raise SolverError("the one-block master QP's KKT system gave a non-finite "
-                                  "solution (ill-conditioned cuts)")
             if np.any(y < 0):
-                d = y - x[idx]
-                shrinking = d < 0
-                ratio = np.where(shrinking, x[idx] / np.where(shrinking, -d, 1.0), np.inf)
-                x[idx] += min(1.0, float(ratio.min())) * d
-                drop = idx[x[idx] <= MASTER_DROP * total]
-                x[drop] = 0.0
-                support[drop] = False
-                if not support.any():
-                    support[int(np.argmax(b))] = True
+                _simplex_step_towards(x, support, idx, y, b, total)
                 continue
             guard.optimal_on(idx)
             x = np.zeros(t)
@@ -194,6 +185,46 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
         if violation[j] <= tol * (1.0 + abs(nu)):
             return x, guard.iterations - 1
         support[j] = True
+
+
+def _simplex_kkt_solution(Q: np.ndarray, b: np.ndarray, total: float, idx: np.ndarray,
+                          ridge: float) -> np.ndarray:
+    r"""The solution of :func:`simplex_qp`'s KKT system on the support ``idx``: the
+    coordinates (the first ``idx.size``), then the negated multiplier of the sum
+    constraint; :math:`(Q_S + \rho I) y + \mu 1 = b_S`, :math:`1^\top y = \text{total}`
+    (least squares when singular)."""
+    k = idx.size
+    kkt = np.empty((k + 1, k + 1))
+    kkt[:k, :k] = Q[idx[:, None], idx]
+    kkt.flat[0:k * (k + 2):k + 2] += ridge  # the diagonal of the Q block
+    kkt[:k, k] = kkt[k, :k] = 1.0
+    kkt[k, k] = 0.0
+    rhs = np.empty(k + 1)
+    rhs[:k], rhs[k] = b[idx], total
+    try:
+        sol = np.linalg.solve(kkt, rhs)
+    except np.linalg.LinAlgError:
+        sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+    if not np.all(np.isfinite(sol)):
+        raise SolverError("the one-block master QP's KKT system gave a non-finite "
+                          "solution (ill-conditioned cuts)")
+    return sol
+
+
+def _simplex_step_towards(x: np.ndarray, support: np.ndarray, idx: np.ndarray,
+                          y: np.ndarray, b: np.ndarray, total: float) -> None:
+    """The longest feasible step from ``x`` towards the support's optimum ``y`` (some of
+    whose coordinates are negative), the coordinates it zeroes dropped from ``support``
+    (the largest b's entering when none is left); ``x`` and ``support`` in place."""
+    d = y - x[idx]
+    shrinking = d < 0
+    ratio = np.where(shrinking, x[idx] / np.where(shrinking, -d, 1.0), np.inf)
+    x[idx] += min(1.0, float(ratio.min())) * d
+    drop = idx[x[idx] <= MASTER_DROP * total]
+    x[drop] = 0.0
+    support[drop] = False
+    if not support.any():
+        support[int(np.argmax(b))] = True
 
 
 class _CycleGuard:
@@ -417,12 +448,7 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
         As :func:`simplex_qp`: cycling, ``max_iter`` KKT solves, non-finite data or steps.
     """
     m, n_features = G.shape
-    # the slacks are zero cuts; the coordinates sorted by block (each block's slack last)
-    order = np.argsort(np.r_[block, np.arange(n_blocks)], kind="stable")
-    Gx = np.vstack([G, np.zeros((n_blocks, n_features))])[order]
-    cx = np.r_[c, np.zeros(n_blocks)][order]
-    bx = np.r_[block, np.arange(n_blocks)][order].astype(np.int64)
-    starts = np.searchsorted(bx, np.arange(n_blocks))
+    order, Gx, cx, bx, starts = _with_slacks(G, c, block, n_blocks)
     if lam0 is not None and lam0.size == m:
         x = _warm(lam0, block, n_blocks, total, n_features + n_blocks)[order]
     else:
@@ -432,9 +458,36 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
                                np.finfo(float).tiny)
     if not (np.isfinite(ridge) and np.all(np.isfinite(c))):
         raise SolverError("the master QP has non-finite data (the cuts overflow)")
+    guard = _CycleGuard("the several-block master QP", max_iter, out_of_time)
+    x, n_iter = _product_active_set(Gx, cx, bx, starts, n_blocks, total, x, support, ridge,
+                                    guard, size=m + n_blocks, tol=tol, gap_tol=gap_tol)
+    return _without_slacks(x, order, block, m, n_blocks, total), n_iter
+
+
+def _with_slacks(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The cuts with a slack (a zero cut) appended per block, sorted by block (each block's
+    slack last): ``(order, G, c, block, starts)``, ``order`` the sorting permutation and
+    ``starts`` each block's first coordinate."""
+    order = np.argsort(np.r_[block, np.arange(n_blocks)], kind="stable")
+    Gx = np.vstack([G, np.zeros((n_blocks, G.shape[1]))])[order]
+    cx = np.r_[c, np.zeros(n_blocks)][order]
+    bx = np.r_[block, np.arange(n_blocks)][order].astype(np.int64)
+    starts = np.searchsorted(bx, np.arange(n_blocks))
+    return order, Gx, cx, bx, starts
+
+
+def _product_active_set(Gx: np.ndarray, cx: np.ndarray, bx: np.ndarray, starts: np.ndarray,
+                        n_blocks: int, total: float, x: np.ndarray, support: np.ndarray,
+                        ridge: float, guard: _CycleGuard, *, size: int, tol: float,
+                        gap_tol: float) -> tuple[np.ndarray, int]:
+    """:func:`simplex_product_qp`'s active-set iterations on the cuts with their slacks
+    (:func:`_with_slacks`, ``size`` coordinates in all) from the feasible ``x`` on
+    ``support``, until the KKT conditions hold to ``tol`` (or the master's gap to
+    ``gap_tol``) or the guard stops them: ``(x, n_iter)``. ``x`` and ``support`` are
+    updated in place (x until the first optimum on a support)."""
     drop_below = MASTER_DROP * total
     one_at_a_time = False
-    guard = _CycleGuard("the several-block master QP", max_iter, out_of_time)
     n_iter = 0
     while True:
         idx = np.flatnonzero(support)
@@ -447,7 +500,7 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
         y = sol[:k]
         if np.all(y >= 0):
             guard.optimal_on(idx)
-            x = np.zeros(m + n_blocks)
+            x = np.zeros(size)
             x[idx] = y
             enter = _entering(Gx, cx, bx, starts, idx, x, Gs.T @ y, -sol[k:], ridge, total,
                               tol, gap_tol)
@@ -472,6 +525,14 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
             drop = idx[safe <= drop_below]
             x[drop] = 0.0
             support[drop] = False
+    return x, n_iter
+
+
+def _without_slacks(x: np.ndarray, order: np.ndarray, block: np.ndarray, m: int,
+                    n_blocks: int, total: float) -> np.ndarray:
+    """The multipliers of the ``m`` cuts from the active set's point ``x``
+    (:func:`_with_slacks`'s coordinates), in the cuts' order and the slacks dropped:
+    nonnegative, every block's sum at most ``total``."""
     lam = np.zeros(m + n_blocks)
     lam[order] = np.maximum(x, 0.0)
     lam = lam[:m]
@@ -479,7 +540,7 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
     over = sums > total
     if over.any():  # rounding only: the iterates keep every block's sum at ``total``
         lam *= np.where(over, total / np.where(over, sums, 1.0), 1.0)[block]
-    return lam, n_iter
+    return lam
 
 
 def _kkt_solution(Gs: np.ndarray, c: np.ndarray, blocks: np.ndarray, n_blocks: int,
