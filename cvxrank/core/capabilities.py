@@ -1,13 +1,14 @@
 """What a solver needs of a formulation, declared on both sides and checked before a run.
 
 A formulation lists the capabilities it offers in :attr:`Formulation.capabilities`
-(a frozenset of names below); a hand-written solver is declared with :func:`solver`, which
-records the capabilities it needs and checks them before the solver runs, so that a solver
-given a formulation it cannot handle fails at once with a message naming what is missing
-(the skglm pattern: ``_datafit_required_attr``), not deep inside its first iteration.
-
-Each capability also names the formulation methods it stands for, so a formulation that
-claims one without implementing it is caught by the same check.
+(a frozenset of names below: what holds for its loss and data) and implements each one's
+typed protocol (:mod:`cvxrank.core.protocols`); a hand-written solver is declared with
+:func:`solver`, which records the capabilities it needs and checks them before the solver
+runs, so that a solver given a formulation it cannot handle fails at once with a message
+naming what is missing (the skglm pattern: ``_datafit_required_attr``), not deep inside its
+first iteration. The check covers the protocol too: a formulation that declares a capability
+without its methods, or with a method that does not take the protocol's arguments, is
+refused with the members it lacks.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cvxrank import tolerances
+from cvxrank.core import protocols
 from cvxrank.core.trace import OPTION_NAMES, SolverOptions
 from cvxrank.errors import CapabilityError
 
@@ -32,103 +34,97 @@ class Capability:
         Short name used in declarations (``"dual_gradient"``).
     description : str
         What it means, for error messages.
-    methods : tuple of str
-        Formulation methods or attributes it stands for.
-    elsewhere : tuple of str
-        The methods that stand for it instead when the data live elsewhere (sharded over a
-        cluster, :class:`cvxrank.distributed.ShardedRankSVM`: ``newton_model`` for the
-        Newton solvers, ``loss_cuts`` for the 1-slack); empty when there is no such form.
+    protocol : type or None
+        Its :class:`typing.Protocol` (:mod:`cvxrank.core.protocols`): the methods, with
+        their signatures, and attributes it stands for; None for a fact about the
+        formulation's structure with no members of its own.
+    elsewhere : type or None
+        The protocol that stands for it instead when the data live elsewhere (sharded over a
+        cluster, :class:`cvxrank.distributed.ShardedRankSVM`: the Newton model, the cut
+        oracle); None when there is no such form.
     """
 
     name: str
     description: str
-    methods: tuple[str, ...] = ()
-    elsewhere: tuple[str, ...] = ()
+    protocol: type | None = None
+    elsewhere: type | None = None
 
-    def defined_by(self, formulation: Any) -> bool:
-        """Whether ``formulation`` implements :attr:`methods`, or :attr:`elsewhere`."""
-        return any(forms and all(_defines(formulation, m) for m in forms)
-                   for forms in (self.methods, self.elsewhere)) or not self.methods
+    def problems(self, formulation: Any) -> list[str]:
+        """What ``formulation`` lacks of :attr:`protocol` (members, signatures), or empty
+        when it implements it or :attr:`elsewhere`."""
+        if self.protocol is None:
+            return []
+        problems = protocols.conformance(formulation, self.protocol)
+        if problems and self.elsewhere is not None \
+                and not protocols.conformance(formulation, self.elsewhere):
+            return []
+        return problems
 
 
 #: Every capability, by name.
 CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
     Capability("dual_gradient", "a smooth concave dual with gradient, Lipschitz constant, "
                "strong-convexity modulus and an exact projection onto its feasible set",
-               ("neg_dual_grad", "dual_lipschitz", "dual_strong_convexity", "dual_set",
-                "project_dual", "dual_start")),
+               protocols.DualGradient),
     Capability("primal_certificate", "a dual bound certified by any primal point "
-               "(the KKT dual point of w)", ("dual_value_at",)),
+               "(the KKT dual point of w)", protocols.PrimalCertificate),
     Capability("accurate_gradient", "the smooth primal's gradient in double-word arithmetic "
                "with its rounding bound (the Newton solvers' last certificate)",
-               ("accurate_gradient", "n_dual")),
+               protocols.AccurateGradient),
     Capability("pairwise_newton", "a differentiable pairwise loss with gradient and "
-               "Hessian-vector products in the scores", ("loss_engine", "X", "C"),
-               ("newton_model", "C")),
+               "Hessian-vector products in the scores", protocols.PairwiseNewton,
+               protocols.ShardedNewton),
     Capability("sorted_pairs", "weights per query x grade pair, so the pairwise loss is "
                "evaluated by sorting in O(n log n) without building the pairs",
-               ("loss_engine",), ("newton_model",)),
+               protocols.PairwiseNewton, protocols.ShardedNewton),
     Capability("pair_samples", "explicit preference pairs with weights and margins to "
-               "sample from", ("pairs", "pair_weight", "margin", "loss", "X", "C")),
+               "sample from", protocols.PairSamples),
     Capability("query_blocks", "a pairwise loss that splits into per-query blocks, each "
-               "evaluated by sorting (stochastic query steps)",
-               ("loss_engine", "query_weight", "weight_table", "margin_table", "grade_level",
-                "loss", "X", "C")),
+               "evaluated by sorting (stochastic query steps)", protocols.QueryBlocks),
     Capability("dual_query_blocks", "a dual over preference pairs that splits into per-query "
                "blocks, each block's gradient computed from its query's scores (stochastic "
-               "dual steps, RankMM)",
-               ("pairs", "pair_scale", "queries_with_pairs", "dual_set", "dual_start",
-                "primal_from_dual", "lower_group", "grade_level", "loss", "kappa", "m", "C")),
+               "dual steps, RankMM)", protocols.DualQueryBlocks),
     Capability("euclidean_dual_blocks", "per-query dual blocks that are boxes or l1,inf "
                "balls, the sets of stochastic gradient projection (RankMM-1 and -3)"),
     Capability("simplex_dual_blocks", "per-query dual blocks that are simplices, the geometry "
                "of exponentiated gradient (RankMM-2)"),
     Capability("kernel_matrix", "a Gram matrix of the training documents (kernel PCA map) "
-               "and the pairwise loss on it", ("K", "pairs", "pair_weight", "margin", "loss",
-                                               "C")),
+               "and the pairwise loss on it", protocols.KernelMatrix),
     Capability("loss_subgradient", "a convex pairwise loss whose value and subgradient "
                "at any w come from one evaluation (the 1-slack cutting plane's oracle)",
-               ("evaluate_loss", "X", "C", "pair_weight"), ("loss_cuts", "C")),
+               protocols.LossSubgradient, protocols.ShardedCuts),
     Capability("cone_blocks", "a non-convex problem in a cone basis and per-pair "
                "coefficients whose two blocks are convex formulations (ConeRank)",
-               ("folding_in", "basis_update", "random_start", "split", "join", "pairs",
-                "band", "K")),
+               protocols.ConeBlocks),
     Capability("cone_block", "one convex block of ConeRank (the folding-in of the pairs' "
-               "coefficients or the basis update) with its start",
-               ("start", "pairs", "K")),
+               "coefficients or the basis update) with its start", protocols.ConeBlock),
     Capability("separation_oracle", "a most-violated-constraint oracle per query block, the "
-               "loss weight C, the query count m, the queries with pairs and the per-query "
-               "losses (n-slack cutting planes)",
-               ("separation_oracle", "C", "m", "queries_with_pairs", "query_losses")),
+               "queries with pairs and the per-query losses (n-slack cutting planes)",
+               protocols.SeparationOracle),
     Capability("cut_bounds", "the numbers of the cutting planes' iteration bounds: the weight "
                "of each block's loss, a bound on the norm of a piece's gradient and each "
-               "block's loss at w = 0", ("cut_bounds",)),
+               "block's loss at w = 0", protocols.CutBounds),
     Capability("margin_band", "a hinge loss whose pairs near their margin at w are "
                "enumerated from the sorted scores, with sums over those below it (the "
-               "1-slack's exact finish)", ("margin_band", "primal_value", "C")),
+               "1-slack's exact finish)", protocols.MarginBand),
     Capability("pair_weighted_cuts", "cuts that are pair weightings of the loss's own dual "
                "set, mapped to a dual point (the cutting plane then returns alpha)",
-               ("dual_from_pair_weights", "n_pairs")),
+               protocols.PairWeightedCuts),
 )}
-
-
-def _defines(obj: Any, name: str) -> bool:
-    """Whether ``obj`` has attribute ``name``, without evaluating a property (a lazily
-    built ``dual_set`` would build the pairs just to be checked)."""
-    return name in getattr(obj, "__dict__", {}) or any(
-        name in vars(klass) for klass in type(obj).__mro__)
 
 
 def missing_capabilities(formulation: Any, needs: Iterable[str]) -> list[str]:
     """The capabilities of ``needs`` that ``formulation`` does not offer (declared and
     implemented), in the order given."""
-    offered = frozenset(getattr(formulation, "capabilities", frozenset()))
-    out = []
-    for name in needs:
-        cap = CAPABILITIES[name]
-        if name not in offered or not cap.defined_by(formulation):
-            out.append(name)
-    return out
+    return [name for name in needs if _lack(formulation, name)]
+
+
+def _lack(formulation: Any, name: str) -> str:
+    """Why ``formulation`` does not offer the capability ``name`` (not declared in its
+    ``capabilities``, or its protocol's members or signatures), or empty."""
+    if name not in frozenset(getattr(formulation, "capabilities", frozenset())):
+        return "not declared"
+    return "; ".join(CAPABILITIES[name].problems(formulation))
 
 
 def refusal(formulation: Any, solver: str, needs: Iterable[str]) -> str:
@@ -137,9 +133,16 @@ def refusal(formulation: Any, solver: str, needs: Iterable[str]) -> str:
     name = getattr(formulation, "name", type(formulation).__name__)
     missing = missing_capabilities(formulation, needs)
     if missing:
-        what = "; ".join(f"{m} ({CAPABILITIES[m].description})" for m in missing)
+        what = "; ".join(f"{m} ({CAPABILITIES[m].description}{_detail(formulation, m)})"
+                         for m in missing)
         return f"solver {solver!r} cannot run on {name}: it needs {what}"
     return ""
+
+
+def _detail(formulation: Any, name: str) -> str:
+    """The members a formulation that declares ``name`` lacks, for the message."""
+    reason = _lack(formulation, name)
+    return "" if reason == "not declared" else f"; declared, but {reason}"
 
 
 def require(formulation: Any, solver: str, needs: Iterable[str]) -> None:

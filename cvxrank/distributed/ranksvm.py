@@ -45,11 +45,11 @@ from typing import Any
 import numpy as np
 
 from cvxrank.core.trace import Run, Status, Trace, certified_radius
-from cvxrank.data.scales import badly_scaled, check_magnitude
+from cvxrank.data.scales import badly_scaled
 from cvxrank.distributed import tasks
 from cvxrank.distributed.shards import ShardedRankingData
 from cvxrank.errors import CvxrankError, UsageError
-from cvxrank.formulations.base import HyperParameter, Objective, check_C, no_pairs_error
+from cvxrank.formulations.base import Objective, WeightedByC, no_pairs_error
 from cvxrank.formulations.ranksvm import (
     GradeTable,
     Loss,
@@ -106,7 +106,7 @@ class LossSums:
         return LossSums(value, margin_hinge, gradient, bound, (l1, l2))
 
 
-class ShardedRankSVM(Objective):
+class ShardedRankSVM(WeightedByC, Objective):
     """The RankSVM primal :math:`\\tfrac12\\|w\\|^2 + C \\sum_k L_k(X_k w)` over query-aligned
     shards (module docstring).
 
@@ -148,20 +148,15 @@ class ShardedRankSVM(Objective):
         For features whose squares overflow.
     """
 
-    strong_convexity = 1.0
-
     def __init__(self, data: ShardedRankingData, *, C: float = 1.0, loss: Loss = "hinge",
                  level_weight: GradeTable | None = None,
                  level_margin: GradeTable | None = None) -> None:
         # the in-memory formulation's checks, on what the client knows of the shards
         self.loss, ramp = ramp_of(loss)
-        C = check_C(C)
+        super().__init__(data, C=C)  # type: ignore[arg-type]  (C's range, magnitudes)
         if data.n_pairs == 0:
             raise no_pairs_error(data.source)
-        check_magnitude(data)
-        self.data = data  # type: ignore[assignment]  (the shards, not a RankingData)
-        self._hyper = {"C": HyperParameter("C", C)}
-        self._derived = {}
+        C = self.C
         self.ramp = ramp.unit()
         self.name = f"ranksvm-{self.loss.name}"
         # every shard's pairs are all of its queries' (no explicit pairs): PRSVM+'s sorted
@@ -178,11 +173,6 @@ class ShardedRankSVM(Objective):
         self._groups()  # the shards' formulations built (as an in-memory one is) and placed
         self.clock: dict[str, float] = {}
         self.reset_clock()
-
-    @property
-    def C(self) -> float:  # noqa: N802 (the papers' name)
-        """Current value of C."""
-        return self._hyper["C"].value
 
     def set_params(self, **values: float) -> None:
         """Refused: the shards' formulations are built with their C (make a new one)."""

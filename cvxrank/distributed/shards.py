@@ -211,6 +211,11 @@ class ShardedRankingData:
             h.update(s.fingerprint.encode())
         return h.hexdigest()[:16]
 
+    def as_float64(self) -> ShardedRankingData:
+        """Itself: each shard's formulation, made on its worker, converts the shard to
+        float64 there (:meth:`cvxrank.data.ranking_data.RankingData.as_float64`)."""
+        return self
+
     def __repr__(self) -> str:
         return (f"ShardedRankingData({self.n_shards} shards, {self.n_documents:,} documents, "
                 f"{self.n_queries:,} queries, {self.n_features} features)")

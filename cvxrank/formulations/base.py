@@ -471,19 +471,17 @@ class Formulation(Objective):
         return self.primal_value(w) - self.dual_value(alpha)
 
 
-class LossWeighted(Formulation):
-    """A formulation whose one hyper-parameter is the loss weight C, finite and > 0.
-
-    The papers' C (Li 2011, Sects. 3.1 and 4.1; Chapelle & Keerthi 2010, eq. (1)): RankSVM,
-    its kernel form and the OC SVMs. Change it with :meth:`set_params`. Its primal is
-    :math:`\tfrac12\\|w\\|^2` plus C times a convex loss, so it is 1-strongly convex in w
-    (:attr:`~Objective.strong_convexity`; a formulation without that regularizer sets 0).
+class WeightedByC:
+    """The loss weight C of an :class:`Objective`, finite and in
+    :data:`cvxrank.tolerances.C_RANGE` (checked when set, :func:`check_C`); a primal
+    :math:`\tfrac12\\|w\\|^2` plus C times a convex loss is 1-strongly convex in w
+    (:attr:`~Objective.strong_convexity`). The in-memory formulations
+    (:class:`LossWeighted`) and the sharded RankSVM
+    (:class:`cvxrank.distributed.ShardedRankSVM`) share it.
     """
 
     strong_convexity = 1.0
-
-    def __init__(self, data: RankingData, *, C: float) -> None:
-        super().__init__(data, C=C)
+    _hyper: dict[str, HyperParameter]
 
     @property
     def C(self) -> float:  # noqa: N802 (the papers' name)
@@ -491,9 +489,20 @@ class LossWeighted(Formulation):
         return self._hyper["C"].value
 
     def _check_param(self, key: str, value: float) -> None:
-        super()._check_param(key, value)
+        super()._check_param(key, value)  # type: ignore[misc]
         if key == "C":
             check_C(value)
+
+
+class LossWeighted(WeightedByC, Formulation):
+    """A formulation whose one hyper-parameter is the loss weight C (:class:`WeightedByC`).
+
+    The papers' C (Li 2011, Sects. 3.1 and 4.1; Chapelle & Keerthi 2010, eq. (1)): RankSVM,
+    its kernel form and the OC SVMs. Change it with :meth:`set_params`.
+    """
+
+    def __init__(self, data: RankingData, *, C: float) -> None:
+        super().__init__(data, C=C)
 
 
 def check_C(C: float) -> float:  # noqa: N802 (the papers' name)

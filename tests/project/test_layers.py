@@ -66,6 +66,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cvxrank.metrics", "cvxrank.numerics.sets", "cvxrank.numerics.l1inf_kernels",
      "cvxrank.numerics.kernel", "cvxrank.numerics.cuts"),
     ("cvxrank.formulations", "cvxrank.oracles", "cvxrank.core.capabilities",
+     "cvxrank.core.protocols",
      "cvxrank.core.trace", "cvxrank.compiled.precompile"),
     ("cvxrank.certificates.reference", "cvxrank.certificates.validate",
      "cvxrank.certificates.certify", "cvxrank.certificates.zero_certificate",
