@@ -78,8 +78,26 @@ class LinearRanker(BaseEstimator):
     ``X`` first (per query for ``query-minmax``: give ``qid`` or ``group``).
     """
 
+    #: The method of the table :data:`cvxrank.methods.METHODS` whose parameters it takes.
+    _method = "ranksvm"
+
     def _formulation(self, data: RankingData) -> Formulation:
         raise NotImplementedError
+
+    def _method_name(self) -> str:
+        """The name of the estimator's method in :data:`cvxrank.methods.METHODS`."""
+        return self._method
+
+    def _check_params(self) -> None:
+        """Check the estimator's values of its method's parameters as the command line and
+        model files do (each :class:`cvxrank.methods.Param`'s constraint, declared once in
+        the table); None stands for the default."""
+        from cvxrank.methods import get
+
+        given = self.get_params()
+        for param in get(self._method_name()).params:
+            if given.get(param.name) is not None:
+                param.check(given[param.name])
 
     def __sklearn_tags__(self) -> Tags:
         """scikit-learn tags: sparse input works, ``y`` (the grades) is required."""
@@ -119,6 +137,7 @@ class LinearRanker(BaseEstimator):
             For invalid input (scikit-learn's messages), or when no query has documents of
             two different grades (there are no preference pairs to learn from).
         """
+        self._check_params()
         X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True,
                          ensure_min_samples=2, estimator=self)
         data = RankingData.from_arrays(X, y, **_queries(X.shape[0], qid, group))
@@ -314,6 +333,9 @@ class MethodRanker(LinearRanker):
         self.tol = tol
         self.max_iter = max_iter
 
+    def _method_name(self) -> str:
+        return self.method
+
     def _formulation(self, data: RankingData) -> Formulation:
         from cvxrank.methods import get
 
@@ -447,6 +469,8 @@ class IRSVMRanker(_PairwiseRanker):
     and Huber losses give the fast Newton solver (PRSVM+) with the same weights.
     """
 
+    _method = "irsvm"
+
     def __init__(
         self,
         C: float = 1.0,
@@ -546,6 +570,8 @@ class OrdinalSVMRanker(LinearRanker):
         The grade values, increasing.
     """
 
+    _method = "ocsvm"
+
     def __init__(self, C: float = 1.0, margin: str = "fixed", solver: str = "auto",
                  tol: float | None = None, max_iter: int | None = None) -> None:
         self.C = C
@@ -639,6 +665,8 @@ class RankMMRanker(_PairwiseRanker):
     Retrieval", ECIR 2010, Sect. 2 (the relevance-weighted hinge) and Sects. 3.1-3.3 (the
     three losses, their duals and stochastic solvers).
     """
+
+    _method = "rankmm"
 
     def __init__(
         self,
@@ -784,6 +812,8 @@ class ConeRankRanker(LinearRanker):
     (Alg. 2), Sect. 6.1 (settings).
     """
 
+    _method = "conerank"
+
     def __init__(
         self,
         K: int = 10,
@@ -815,8 +845,9 @@ class ConeRankRanker(LinearRanker):
         self.random_state = random_state
 
     def _check_scoring(self) -> None:
-        if self.scoring not in ("vote", "linear"):
-            raise ValueError(f"scoring must be 'vote' or 'linear', got {self.scoring!r}")
+        from cvxrank.methods import SCORING_PARAM
+
+        SCORING_PARAM.check(self.scoring)
 
     def _seed(self) -> int | None:
         """``random_state`` as the solvers' seed (a RandomState draws one)."""

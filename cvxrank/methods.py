@@ -15,8 +15,12 @@ Adding a method family is its formulation module, its solver module(s), its regi
 from __future__ import annotations
 
 import importlib
+import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
+
+from cvxrank.tolerances import C_RANGE
 
 #: The pair losses of the RankSVM family (hinge, squared hinge, Huber).
 PAIR_LOSSES = ("hinge", "squared_hinge", "huber")
@@ -43,47 +47,155 @@ def is_reference(text: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Interval:
+    """Numbers within bounds, the constraint of a numeric parameter (scikit-learn's
+    ``Interval`` of ``_parameter_constraints``).
+
+    Attributes
+    ----------
+    integer : bool
+        Integers only (else any finite real number).
+    low : float
+        The lower bound.
+    high : float or None
+        The upper bound (None: none).
+    open_low : bool
+        Whether ``low`` itself is excluded.
+    note : str
+        Said after the bounds in a refusal (where they come from).
+    """
+
+    integer: bool
+    low: float
+    high: float | None = None
+    open_low: bool = False
+    note: str = ""
+
+    def describe(self) -> str:
+        """The accepted values in words (``"a finite number > 0"``, ``"in [1e-12, 1e+12]"``)."""
+        if self.high is not None:
+            return f"in {'(' if self.open_low else '['}{self.low:g}, {self.high:g}]"
+        what = "an integer" if self.integer else "a finite number"
+        return f"{what} {'>' if self.open_low else '>='} {self.low:g}"
+
+    def accepts(self, value: Any) -> bool:
+        """Whether ``value`` (a Python or JSON number, not a boolean) is within the bounds."""
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        if self.integer and not isinstance(value, numbers.Integral):
+            return False
+        try:
+            x = float(value)
+        except OverflowError:
+            return False
+        above = x > self.low if self.open_low else x >= self.low
+        return math.isfinite(x) and above and (self.high is None or x <= self.high)
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` (a float, or an int for an integer parameter), or ValueError naming
+        ``name``, the bounds and the value."""
+        if self.integer:
+            if not self.accepts(value):
+                raise ValueError(f"{name} must be {self.describe()}{self.note}, got {value!r}")
+            return int(value)
+        number = float(value)
+        if not self.accepts(number):
+            raise ValueError(f"{name} must be {self.describe()}{self.note}, got {number:g}")
+        return number
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a few names, the constraint of a choice (scikit-learn's ``StrOptions``)."""
+
+    values: tuple[str, ...]
+
+    def describe(self) -> str:
+        """The accepted values in words."""
+        return f"one of {', '.join(self.values)}"
+
+    def accepts(self, value: Any) -> bool:
+        """Whether ``value`` is one of :attr:`values`."""
+        return isinstance(value, str) and value in self.values
+
+    def check(self, name: str, value: Any) -> str:
+        """``value``, or ValueError naming ``name`` and the choices."""
+        if not self.accepts(value):
+            raise ValueError(f"{name} must be {self.describe()}, got {value!r}")
+        return value
+
+
+#: A finite number > 0 (a step size).
+POSITIVE = Interval(integer=False, low=0.0, open_low=True)
+
+#: An integer >= 1 (a count).
+COUNT = Interval(integer=True, low=1)
+
+
+@dataclass(frozen=True)
 class Param:
-    """A parameter a method takes beyond its loss (``cvxrank fit --NAME``).
+    """A parameter a method takes beyond its loss, declared once: ``cvxrank fit --NAME``
+    parses it, the estimators and the formulations check it, model files and shards read it
+    by its :attr:`constraint`.
 
     Attributes
     ----------
     name : str
         The keyword (``"C"``, ``"K"``, ``"mu"``) and the option ``--NAME``.
-    kind : {"positive", "count", "choice"}
-        A finite number > 0, an integer >= 1, or one of :attr:`choices`.
+    constraint : Interval or Options
+        The values it accepts.
     target : {"formulation", "solver"}
         Passed to the formulation's constructor, or to the solver as its own option.
     help : str
         One line for ``--help``.
-    choices : tuple of str
-        The values of a ``"choice"``.
     default : object
         The command line's default (None: the formulation's or solver's own).
     """
 
     name: str
-    kind: str
+    constraint: Interval | Options
     target: str
     help: str
-    choices: tuple[str, ...] = ()
     default: Any = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ("positive", "count", "choice"):
-            raise ValueError(f"{self.name}: unknown kind {self.kind!r}")
         if self.target not in ("formulation", "solver"):
             raise ValueError(f"{self.name}: unknown target {self.target!r}")
 
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The names of a choice (empty for a number)."""
+        return self.constraint.values if isinstance(self.constraint, Options) else ()
+
+    def check(self, value: Any) -> Any:
+        """``value`` checked (:meth:`Interval.check`, :meth:`Options.check`)."""
+        return self.constraint.check(self.name, value)
+
 
 #: The loss weight C of every max-margin family (Chapelle & Keerthi eq. (1); Agarwal &
-#: Collins' C/m per query; Le & Smola's C).
-C_PARAM = Param("C", "positive", "formulation", "weight of the loss term: for ranksvm, irsvm "
+#: Collins' C/m per query; Le & Smola's C), in :data:`cvxrank.tolerances.C_RANGE`.
+C_PARAM = Param("C", Interval(integer=False, low=C_RANGE[0], high=C_RANGE[1],
+                              note=" (cvxrank.tolerances.C_RANGE: the range over which the "
+                                   "solvers are tested)"),
+                "formulation", "weight of the loss term: for ranksvm, irsvm "
                 "and ocsvm (1/2)||w||^2 + C sum loss (Chapelle & Keerthi's eq. (1); their "
                 "Matlab code's C is twice this); for rankmm, dorm and svmmap (1/2)||w||^2 + "
                 "(C/m) sum_i L_i with m the number of training queries, Agarwal & Collins' C "
                 "(default 1); the objective reported is this primal at the fitted w",
                 default=1.0)
+
+
+#: ConeRank's number of basis vectors (Tran & Pham, Sect. 4).
+K_PARAM = Param("K", COUNT, "formulation", "number of basis vectors (default 10, the paper's)")
+
+#: How a ConeRank model scores documents (Alg. 2's vote, or the linear scorer).
+SCORING_PARAM = Param("scoring", Options(("vote", "linear")), "formulation", "how the model "
+                      "scores documents: Alg. 2's vote per query (default) or the equivalent "
+                      "linear scorer pinv(U)^T 1")
+
+#: The step of ConeRank's stochastic solvers.
+MU_PARAM = Param("mu", POSITIVE, "solver", "step of the stochastic solvers (default the "
+                 "paper's: 0.001 for stochastic-sg, 0.005 for stochastic-eg)")
 
 
 @dataclass(frozen=True)
@@ -211,16 +323,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            ("stochastic-sg", "stochastic-eg", "alternation-sg", "alternation-eg"),
            "ConeRank: a K-vector cone basis for the pair differences, (18), Alg. 1, voting "
            "Alg. 2 (Tran & Pham)",
-           "cvxrank.estimators:ConeRankRanker",
-           params=(
-               Param("K", "count", "formulation", "number of basis vectors (default 10, "
-                     "the paper's)"),
-               Param("scoring", "choice", "formulation", "how the model scores documents: "
-                     "Alg. 2's vote per query (default) or the equivalent linear scorer "
-                     "pinv(U)^T 1", choices=("vote", "linear")),
-               Param("mu", "positive", "solver", "step of the stochastic solvers (default "
-                     "the paper's: 0.001 for stochastic-sg, 0.005 for stochastic-eg)"),
-           )),
+           "cvxrank.estimators:ConeRankRanker", params=(K_PARAM, SCORING_PARAM, MU_PARAM)),
     Method("dorm", "cvxrank.formulations.dorm:DORM", DORM_LOSSES, ("cutting-plane",),
            "DORM: structured max-margin ranking over permutations (Le & Smola (27))"),
     Method("svmmap", "cvxrank.formulations.svmmap:SVMMAP", ("map",), ("cutting-plane",),

@@ -106,6 +106,8 @@ from cvxrank.cli.common import (
     add_data_format_options,
     add_json_flag,
     add_progress_flag,
+    float_option,
+    int_option,
     json_text,
     load_data,
     nonnegative_float,
@@ -179,11 +181,24 @@ def parameter_options(parser: argparse.ArgumentParser) -> None:
             seen.setdefault(param.name, []).append(method.name)
             params.setdefault(param.name, param)
     for name, param in params.items():
-        kinds = {"positive": positive_float, "count": positive_int}
         parser.add_argument(f"--{name}", dest=f"param_{name}", default=None,
-                            type=kinds.get(param.kind, str),
-                            choices=param.choices or None,
+                            type=option_type(param), choices=param.choices or None,
                             help=f"{param.help} (methods: {', '.join(seen[name])})")
+
+
+def option_type(param: Any) -> Callable[[str], Any]:
+    """The argparse ``type=`` of a parameter (:class:`cvxrank.methods.Param`): its
+    :class:`~cvxrank.methods.Interval` as bounds, a choice as a string."""
+    from cvxrank.methods import Interval
+
+    bounds = param.constraint
+    if not isinstance(bounds, Interval):
+        return str
+    if bounds.integer:
+        return int_option(minimum=int(bounds.low) + int(bounds.open_low),
+                          maximum=None if bounds.high is None else int(bounds.high))
+    return float_option(minimum=bounds.low, maximum=bounds.high,
+                        exclusive_minimum=bounds.open_low)
 
 
 def method_parameters(method: Any, args: argparse.Namespace) -> tuple[dict[str, Any],

@@ -51,7 +51,7 @@ import numpy as np
 from cvxrank.data.normalize import COLUMN_NORMALIZATIONS, NORMALIZATIONS, Normalization
 from cvxrank.data.ranking_data import MAX_GRADE, RankingData, row_scores
 from cvxrank.errors import DataFormatError
-from cvxrank.methods import METHODS, Method, Param, is_reference
+from cvxrank.methods import METHODS, Method, is_reference
 from cvxrank.utils.jsonable import to_jsonable
 from cvxrank.utils.output_files import write_text_atomically
 
@@ -329,7 +329,7 @@ class _Fields:
         (:class:`cvxrank.methods.Param`)."""
         taken = {p.name: p for p in method.params}
         return self.get("params", lambda v: isinstance(v, dict) and all(
-            k in taken and _param_ok(taken[k], x) for k, x in v.items()),
+            k in taken and taken[k].constraint.accepts(x) for k, x in v.items()),
             f"an object of {method.name}'s parameters ({', '.join(taken) or 'none'}), "
             "each of its kind")
 
@@ -386,16 +386,6 @@ class _Fields:
                 f"of shape {out.shape}" if not ok else "not finite everywhere")
             self.fail(f"the array {name!r} is {got}; expected finite numbers of {expected}")
         return out
-
-
-def _param_ok(param: Param, value: Any) -> bool:
-    """Whether ``value`` is of the kind of ``param``: a number > 0, an integer >= 1, or
-    one of its choices."""
-    if param.kind == "choice":
-        return value in param.choices
-    if param.kind == "count":
-        return _is_int(value) and value >= 1
-    return _is_number(value) and value > 0
 
 
 def _is_number(value: Any) -> bool:

@@ -32,9 +32,9 @@ import scipy.sparse as sp
 
 from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.data.scales import check_magnitude
+from cvxrank.methods import C_PARAM
 from cvxrank.numerics import rounding
 from cvxrank.numerics.sets import ConvexSet
-from cvxrank.tolerances import C_RANGE
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -507,13 +507,10 @@ class LossWeighted(WeightedByC, Formulation):
 
 def check_C(C: float) -> float:  # noqa: N802 (the papers' name)
     """``C`` as a float, or ValueError when it is not finite and in
-    :data:`cvxrank.tolerances.C_RANGE` (the range over which the solvers are tested)."""
-    C = float(C)
-    low, high = C_RANGE
-    if not (np.isfinite(C) and low <= C <= high):
-        raise ValueError(f"C must be in [{low:g}, {high:g}] (cvxrank.tolerances.C_RANGE: "
-                         f"the range over which the solvers are tested), got {C:g}")
-    return C
+    :data:`cvxrank.tolerances.C_RANGE` (the range over which the solvers are tested): the
+    constraint of :data:`cvxrank.methods.C_PARAM`, which the command line, the estimators
+    and model files read too."""
+    return float(C_PARAM.check(C))
 
 
 def no_pairs_error(source: str | None) -> ValueError:

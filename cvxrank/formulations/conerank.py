@@ -56,6 +56,7 @@ from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, build_pairs
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.scales import check_magnitude
 from cvxrank.formulations.base import Formulation, Objective
+from cvxrank.methods import K_PARAM, SCORING_PARAM
 from cvxrank.numerics.sets import L2Ball, SumBand
 
 if TYPE_CHECKING:
@@ -63,10 +64,6 @@ if TYPE_CHECKING:
 
 #: The paper's number of basis vectors (Sect. 6.1, from Fig. 3).
 DEFAULT_K = 10
-
-
-#: How a ConeRank model scores documents (:meth:`ConeRank.scores`).
-SCORINGS = ("vote", "linear")
 
 
 def _digest(*arrays: np.ndarray) -> str:
@@ -615,14 +612,11 @@ class ConeRank(_ConeParameters, Objective):
                  lambda_l: float = 1.0, lambda_u: float = 1.0, alpha: float = 1.0,
                  rho: float | None = None, pairs: ConePairs | None = None,
                  scoring: str = "vote") -> None:
-        if isinstance(K, bool) or int(K) != K or K < 1:
-            raise ValueError(f"K must be a positive integer, got {K!r}")
-        if scoring not in SCORINGS:
-            raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}, got {scoring!r}")
+        K = K_PARAM.check(K)  # the methods table's constraints (cvxrank.methods)
+        self.scoring = SCORING_PARAM.check(scoring)
         _check_band(lambda_l, lambda_u)
-        self.scoring = scoring
         self.pairs = cone_pairs(data, alpha=alpha, rho=rho) if pairs is None else pairs
-        self.K = int(K)
+        self.K = K
         super().__init__(data, c=2.0 * self.pairs.rho if c is None else c,
                          lambda_l=lambda_l, lambda_u=lambda_u)
 

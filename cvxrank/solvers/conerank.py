@@ -63,6 +63,7 @@ from cvxrank.formulations.conerank import (
     coefficient_set,
     objective,
 )
+from cvxrank.methods import MU_PARAM
 from cvxrank.tolerances import gap_scale
 from cvxrank.utils.threads import blas_threads
 
@@ -622,9 +623,7 @@ def solve_stochastic(
         raise ValueError(f"variant must be 'sg' or 'eg', got {variant!r}")
     if f.band != (1.0, 1.0):
         raise ValueError("the paper's steps are for (18): lambda_l = lambda_u = 1")
-    step = PAPER_MU[variant] if mu is None else float(mu)
-    if not (step > 0 and np.isfinite(step)):
-        raise ValueError(f"mu must be finite and > 0, got {mu}")
+    step = PAPER_MU[variant] if mu is None else MU_PARAM.check(mu)
     seed = options.seed
     rng = np.random.default_rng(seed)
     U, W = f.random_start(seed) if start is None else (np.array(start[0], dtype=float),

@@ -81,7 +81,7 @@ def test_bad_input_is_refused() -> None:
     f = problem(0)
     with pytest.raises(ValueError, match="lambda_l <= lambda_u"):
         ConeRank(f.data, lambda_l=2.0, lambda_u=1.0)
-    with pytest.raises(ValueError, match="K must be a positive integer"):
+    with pytest.raises(ValueError, match="K must be an integer >= 1, got 0"):
         ConeRank(f.data, K=0)
     with pytest.raises(ValueError, match="U must be a finite matrix"):
         FoldingIn(f.data, np.ones((f.pairs.n_features + 1, 2)))
