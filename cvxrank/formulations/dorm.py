@@ -40,7 +40,6 @@ from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import largest_row_norm
 from cvxrank.formulations.structured import PermutationSVM
 from cvxrank.oracles.dorm import (
-    MEASURES,
     feature_map,
     ideal_order,
     measure_loss,
@@ -48,20 +47,25 @@ from cvxrank.oracles.dorm import (
     position_coefficients,
     score_vectors,
 )
+from cvxrank.oracles.measures import RANKING_MEASURES, RankingMeasure
 
-#: Names accepted by ``loss``: a measure of :data:`~cvxrank.oracles.dorm.MEASURES`,
+#: Names accepted by ``loss``: a measure of :data:`~cvxrank.oracles.measures.RANKING_MEASURES`,
 #: with ``@n`` for the cut-off ones (``ndcg@10``, ``dcg@5``, ``p@10``).
 ALIASES = {"p": "precision"}
 
 
-def parse_measure(name: str) -> tuple[str, int | None]:
-    """``"ndcg@10"`` -> ``("ndcg", 10)``, ``"mrr"`` -> ``("mrr", None)``; ValueError else."""
+def parse_measure(name: str | RankingMeasure) -> tuple[RankingMeasure, int | None]:
+    """``"ndcg@10"`` -> ``(ndcg, 10)``, ``"mrr"`` -> ``(mrr, None)`` (the measure objects of
+    :mod:`cvxrank.oracles.measures`; a measure object itself -> ``(it, None)``); ValueError
+    else."""
+    if isinstance(name, RankingMeasure):
+        return name, None
     match = re.fullmatch(r"([a-z_]+)(?:@(\d+))?", str(name).strip().lower())
     if not match:
         raise ValueError(f"measure must look like 'ndcg@10' or 'mrr', got {name!r}")
-    measure = ALIASES.get(match.group(1), match.group(1))
-    if measure not in MEASURES:
-        raise ValueError(f"unknown measure {name!r}; known: {', '.join(MEASURES)} "
+    measure = RANKING_MEASURES.get(ALIASES.get(match.group(1), match.group(1)))
+    if measure is None:
+        raise ValueError(f"unknown measure {name!r}; known: {', '.join(RANKING_MEASURES)} "
                          "(p for precision; @n for a cut-off)")
     cutoff = int(match.group(2)) if match.group(2) else None
     if cutoff is not None and cutoff < 1:
@@ -96,10 +100,10 @@ class _Query:
     """One query's data for DORM: rows, a, b, c, an ideal ranking, its features and the
     tie-averaged reference features."""
 
-    def __init__(self, X: Any, y: np.ndarray, measure: str, cutoff: int | None,
+    def __init__(self, X: Any, y: np.ndarray, measure: RankingMeasure, cutoff: int | None,
                  family: str, d: float) -> None:
         self.X = X
-        self.a, self.b = score_vectors(y, measure, cutoff=cutoff)  # type: ignore[arg-type]
+        self.a, self.b = score_vectors(y, measure, cutoff=cutoff)
         self.c = position_coefficients(y.size, family, d=d)  # type: ignore[arg-type]
         self.reference = ideal_order(y)
         self.phi_order = feature_map(X, self.reference, self.c)
@@ -114,10 +118,11 @@ class DORM(PermutationSVM):
     data : RankingData
     C : float
         The weight of the summed query losses in (27a).
-    loss : str
+    loss : str or RankingMeasure
         The measure whose loss (17) is optimized: ``"ndcg@10"``, ``"dcg@10"``, ``"mrr"``,
         ``"wta"``, ``"p@10"``, ``"eru"``, ``"normalized_eru"``, ``"mwta"``
-        (:func:`parse_measure`).
+        (:func:`parse_measure`), or a :class:`~cvxrank.oracles.measures.RankingMeasure`
+        object (a researcher's own: its position weights and relevance transform).
     c_family : {"power", "log", "loglog"}
         The decreasing coefficients of (20): :math:`(i+1)^{-d}`, :math:`1/\log(i+2)`,
         :math:`1/\log\log(i+2)` (:func:`~cvxrank.oracles.dorm.position_coefficients`).
@@ -125,12 +130,14 @@ class DORM(PermutationSVM):
         The exponent of ``"power"``.
     """
 
-    def __init__(self, data: RankingData, *, C: float = 1.0, loss: str = "ndcg@10",
-                 c_family: str = "power", d: float = 0.5) -> None:
+    def __init__(self, data: RankingData, *, C: float = 1.0,
+                 loss: str | RankingMeasure = "ndcg@10", c_family: str = "power",
+                 d: float = 0.5) -> None:
         self.measure, self.cutoff = parse_measure(loss)
-        self.measure_name = str(loss).strip().lower()
+        self.measure_name = (loss.name if isinstance(loss, RankingMeasure)
+                             else str(loss).strip().lower())
         self.c_family, self.d = c_family, float(d)
-        self.name = f"dorm-{self.measure}"  # the cut-off is a parameter, as c is
+        self.name = f"dorm-{self.measure.name}"  # the cut-off is a parameter, as c is
         super().__init__(data, C=C)
 
     def _extra_key(self) -> str:

@@ -63,6 +63,15 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from cvxrank.oracles.measures import (
+    RANKING_MEASURES,
+    MeasureOptions,
+    RankingMeasure,
+    check_grades,
+    mwta_cutoff,
+    ranking_measure,
+)
+
 __all__ = [
     "MEASURES",
     "Violation",
@@ -80,20 +89,9 @@ __all__ = [
     "sorted_assignment",
 ]
 
-Measure = Literal["wta", "mrr", "dcg", "ndcg", "precision", "eru", "normalized_eru", "mwta"]
-
 #: The scores of Sect. 3.2 (and mWTA, Sect. 6.4) that :func:`score_vectors` writes as
-#: :math:`\langle a(\pi), b(y)\rangle`.
-MEASURES: tuple[str, ...] = (
-    "wta",
-    "mrr",
-    "dcg",
-    "ndcg",
-    "precision",
-    "eru",
-    "normalized_eru",
-    "mwta",
-)
+#: :math:`\langle a(\pi), b(y)\rangle`, by name (:mod:`cvxrank.oracles.measures`).
+MEASURES: tuple[str, ...] = tuple(RANKING_MEASURES)
 
 CoefficientFamily = Literal["power", "log", "loglog"]
 
@@ -132,16 +130,6 @@ class Violation:
     solver: str
 
 
-def _grades(y: npt.ArrayLike) -> np.ndarray:
-    y = np.asarray(y, dtype=np.float64)
-    if y.ndim != 1 or y.size == 0:
-        raise ValueError(f"y must be a non-empty 1-D array of grades, got shape {y.shape}")
-    bad = np.flatnonzero(~(np.isfinite(y) & (y >= 0)))
-    if bad.size:
-        raise ValueError(f"y[{bad[0]}] is {y[bad[0]]}; grades must be finite and >= 0")
-    return y
-
-
 def _vector(v: npt.ArrayLike, name: str, size: int) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
     if v.shape != (size,):
@@ -170,48 +158,9 @@ def _query_matrix(X: npt.ArrayLike | sp.spmatrix) -> np.ndarray | sp.csr_matrix:
     return matrix
 
 
-def _normalized(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``b`` divided by the optimal score <a, b> (all zeros if that is 0)."""
-    best = float(np.sort(a)[::-1] @ np.sort(b)[::-1])
-    return b / best if best > 0 else np.zeros_like(b)
-
-
-def mwta_cutoff(y: npt.ArrayLike) -> int:
-    r"""The truncation level of DORM's modified WTA (mWTA) for one query (Sect. 6.4).
-
-    mWTA optimizes NDCG@n with a per-query n chosen from the ideal ranking: n = 3 if its
-    top 3 documents hold at least two grades ("more than one level of preference"); if they
-    all share the top grade, n is the position of the first document of a lower grade, so
-    that at least one lower-ranking document is inside the cutoff. Both cases are
-    :math:`n = \max(3, m + 1)` with :math:`m` the number of documents of the top grade,
-    capped at the number of documents :math:`l`.
-
-    Parameters
-    ----------
-    y : array_like, shape (l,)
-        Grades of the query's documents (finite, >= 0).
-
-    Returns
-    -------
-    int
-        :math:`\min(l, \max(3, m + 1))`.
-
-    Notes
-    -----
-    The paper's words are "for queries that have more than 2 level of preference at the top
-    3 items, the truncation is 3; for queries that have only one level of preference at the
-    top 3 items, the truncation level is after position where the next level of preference
-    appears". Read literally the first case leaves exactly two levels uncovered; here two
-    levels count as "more than one" and also give 3.
-    """
-    y = _grades(y)
-    top = int(np.count_nonzero(y == y.max()))
-    return min(y.size, max(3, top + 1))
-
-
 def score_vectors(
     y: npt.ArrayLike,
-    measure: Measure,
+    measure: str | RankingMeasure,
     *,
     cutoff: int | None = None,
     relevance_threshold: float = 1.0,
@@ -222,29 +171,17 @@ def score_vectors(
 
     The score of a ranking is :math:`\langle a(\pi), b(y)\rangle = \sum_p a_p
     b_{\mathrm{order}[p]}` (:func:`ranking_score`), with the 1-based position
-    :math:`i = p + 1`:
-
-    * ``"wta"`` (9): :math:`a_i = \delta(i, 1)`, :math:`b_d = \delta(r_d, r_{\max})`;
-    * ``"mrr"`` (10): :math:`a_i = 1/i`, :math:`b_d = \delta(d, d^*)` with :math:`d^*` the
-      first document (in input order) of the top grade;
-    * ``"dcg"`` (11): :math:`a_i = 1/\log_2(i + 1)` for :math:`i \le n`,
-      :math:`b_d = 2^{r_d} - 1`;
-    * ``"ndcg"`` (13)-(14): the same :math:`a`, :math:`b_d = (2^{r_d} - 1) /
-      \mathrm{DCG@}n(\pi^*)`;
-    * ``"precision"`` (15): :math:`a_i = 1/n` for :math:`i \le n`, :math:`b_d = [r_d \ge t]`;
-    * ``"eru"`` (16): :math:`a_i = 2^{(1-i)/(\alpha-1)}`, :math:`b_d = \max(r_d - \delta, 0)`;
-    * ``"normalized_eru"`` (Sect. 3.2, "in a similar manner to NDCG"): the same :math:`a`,
-      :math:`b_d = \max(r_d - \delta, 0) / \mathrm{ERU}(\pi^*)`;
-    * ``"mwta"`` (Sect. 6.4): ``"ndcg"`` with :math:`n` = :func:`mwta_cutoff`
-
-    (:math:`a_i = 0` beyond the cutoff :math:`n`; :math:`\pi^*` an optimal ranking).
+    :math:`i = p + 1`; each measure's :math:`a` and :math:`b` are listed in
+    :mod:`cvxrank.oracles.measures` (Eqs. (9)-(16), mWTA of Sect. 6.4).
 
     Parameters
     ----------
     y : array_like, shape (l,)
         Grades :math:`r_d` of the query's documents, in input order (finite, >= 0).
-    measure : {"wta", "mrr", "dcg", "ndcg", "precision", "eru", "normalized_eru", "mwta"}
-        The score.
+    measure : RankingMeasure or {"wta", "mrr", "dcg", "ndcg", "precision", "eru", \
+"normalized_eru", "mwta"}
+        The score: a :class:`~cvxrank.oracles.measures.RankingMeasure` (a researcher's own),
+        or the name of a built-in one.
     cutoff : int, optional
         The truncation level :math:`n` of DCG@n and NDCG@n (None: every position, the
         untruncated (11) and (13)) and of Precision@n (required). A cutoff above :math:`l`
@@ -284,36 +221,15 @@ def score_vectors(
     Q. V. Le and A. J. Smola, "Direct Optimization of Ranking Measures", Sect. 3.2,
     Eqs. (9)-(16); Sect. 6.4 (mWTA).
     """
-    y = _grades(y)
-    if measure not in MEASURES:
-        raise ValueError(f"measure must be one of {', '.join(MEASURES)}; got {measure!r}")
+    y = check_grades(y)
+    spec = ranking_measure(measure)
     if cutoff is not None:
-        if measure not in ("dcg", "ndcg", "precision"):
-            raise ValueError(f"measure {measure!r} takes no cutoff, got cutoff={cutoff!r}")
+        if not spec.takes_cutoff:
+            raise ValueError(f"measure {spec.name!r} takes no cutoff, got cutoff={cutoff!r}")
         if isinstance(cutoff, bool) or not isinstance(cutoff, (int, np.integer)) or cutoff < 1:
             raise ValueError(f"cutoff must be a positive integer, got {cutoff!r}")
-    position = np.arange(1, y.size + 1, dtype=np.float64)
-    if measure == "wta":
-        return (position == 1).astype(np.float64), (y == y.max()).astype(np.float64)
-    if measure == "mrr":
-        b = np.zeros(y.size)
-        b[np.argmax(y)] = 1.0
-        return 1.0 / position, b
-    if measure in ("dcg", "ndcg", "mwta"):
-        n = mwta_cutoff(y) if measure == "mwta" else (y.size if cutoff is None else cutoff)
-        a = np.where(position <= n, 1.0 / np.log2(position + 1.0), 0.0)
-        gain = np.exp2(y) - 1.0
-        return a, gain if measure == "dcg" else _normalized(a, gain)
-    if measure == "precision":
-        if cutoff is None:
-            raise ValueError("measure 'precision' needs a cutoff n (Precision@n)")
-        a = np.where(position <= cutoff, 1.0 / cutoff, 0.0)
-        return a, (y >= relevance_threshold).astype(np.float64)
-    if not half_life > 1:
-        raise ValueError(f"half_life must be > 1, got {half_life}")
-    a = np.exp2((1.0 - position) / (half_life - 1.0))
-    utility = np.maximum(y - neutral, 0.0)
-    return a, utility if measure == "eru" else _normalized(a, utility)
+    return spec.vectors(y, cutoff, MeasureOptions(relevance_threshold=relevance_threshold,
+                                                  neutral=neutral, half_life=half_life))
 
 
 def ideal_order(y: npt.ArrayLike) -> np.ndarray:
@@ -333,7 +249,7 @@ def ideal_order(y: npt.ArrayLike) -> np.ndarray:
     numpy.ndarray of int64, shape (l,)
         ``order[p]``, the document at position ``p``.
     """
-    return np.argsort(-_grades(y), kind="stable").astype(np.int64)
+    return np.argsort(-check_grades(y), kind="stable").astype(np.int64)
 
 
 def ranking_score(order: npt.ArrayLike, a: npt.ArrayLike, b: npt.ArrayLike) -> float:
