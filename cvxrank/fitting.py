@@ -62,12 +62,13 @@ def default_solver(formulation: Objective, method: str | None = None) -> str:
     ----------
     formulation : Objective
     method : str or None
-        The method's name; default: the formulation name's first word (``"ranksvm"``).
+        The method's name; default: the formulation's
+        (:attr:`~cvxrank.formulations.base.Objective.method`).
     """
     from cvxrank.methods import METHODS
     from cvxrank.solvers import get_solver
 
-    row = METHODS.get(method or formulation.name.split("-")[0])
+    row = METHODS.get(method or formulation.method or "")
     for name in (row.solvers if row is not None else ()):
         if not missing_capabilities(formulation, get_solver(name).needs):
             return name

@@ -148,6 +148,9 @@ class ShardedRankSVM(WeightedByC, Objective):
         For features whose squares overflow.
     """
 
+    #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
+    method = "ranksvm"
+
     def __init__(self, data: ShardedRankingData, *, C: float = 1.0, loss: Loss = "hinge",
                  level_weight: GradeTable | None = None,
                  level_margin: GradeTable | None = None) -> None:

@@ -198,6 +198,11 @@ class Objective(ABC):
 
     name: str = "objective"
 
+    #: The method of :data:`cvxrank.methods.METHODS` it is (``"ranksvm"``), whose row's
+    #: solvers ``"auto"`` tries (:func:`cvxrank.fitting.default_solver`); None for a
+    #: formulation that is no method's (a ConeRank block, a kernel RankSVM, the sandbox's).
+    method: str | None = None
+
     #: Capabilities offered to the solvers (:mod:`cvxrank.core.capabilities`).
     capabilities: frozenset[str] = frozenset()
 

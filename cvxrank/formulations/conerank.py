@@ -604,6 +604,9 @@ class ConeRank(_ConeParameters, Objective):
         How :meth:`scores` ranks documents (it does not change the problem).
     """
 
+    #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
+    method = "conerank"
+
     name = "conerank"
     linear_scores = False  # Alg. 2 votes per query (scoring="linear" ranks alike up to ties)
     capabilities = frozenset({"cone_blocks"})

@@ -130,6 +130,9 @@ class DORM(PermutationSVM):
         The exponent of ``"power"``.
     """
 
+    #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
+    method = "dorm"
+
     def __init__(self, data: RankingData, *, C: float = 1.0,
                  loss: str | RankingMeasure = "ndcg@10", c_family: str = "power",
                  d: float = 0.5) -> None:

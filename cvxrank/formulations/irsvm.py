@@ -136,6 +136,9 @@ class IRSVM(RankSVM):
     .. [2] Y. Cao et al., "Adapting ranking SVM to document retrieval", SIGIR 2006.
     """
 
+    #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
+    method = "irsvm"
+
     def __init__(self, data: RankingData, *, C: float = 1.0, loss: Loss = "hinge",
                  tau: GradeTable | None = None, max_pairs: int = DEFAULT_MAX_PAIRS) -> None:
         self.tau = ndcg1_swap_drop(data) if tau is None else tau

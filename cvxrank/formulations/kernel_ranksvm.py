@@ -84,6 +84,9 @@ class KernelRankSVM(PairwiseSVM):
        Information Retrieval 13, 2010, Sect. 6.3 and eq. (10).
     """
 
+    #: No row of :data:`cvxrank.methods.METHODS`: ``"auto"`` is its CVXPY reference.
+    method = None
+
     capabilities = frozenset({"kernel_matrix"})
     linear_scores = False  # a new document is scored through the kernel, not X @ w
 

@@ -296,6 +296,9 @@ class OrdinalSVM(OrdinalModel, ProjectableDual, LossWeighted):
        ICML 2005 (unordered thresholds of the fixed-margin solution).
     """
 
+    #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
+    method = "ocsvm"
+
     name = "ocsvm-fixed"
     capabilities = frozenset({"dual_gradient"})
 
@@ -558,6 +561,9 @@ class OrdinalSVMSumOfMargins(OrdinalModel, LossWeighted):
        Advances in Neural Information Processing Systems 15 (NIPS 2002), Sect. 4
        (sum-of-margins strategy).
     """
+
+    #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
+    method = "ocsvm"
 
     name = "ocsvm-sum-margins"
     strong_convexity = 0.0  # a linear objective over ||w|| <= 1: no model radius

@@ -135,6 +135,9 @@ class RankMM(ProjectableDual, LossWeighted):
        Sect. 3.2 (maximum loss, simplex dual), Sect. 3.3 (maximum-average loss, l1,inf dual).
     """
 
+    #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
+    method = "rankmm"
+
     def __init__(self, data: RankingData, *, C: float = 1.0,
                  loss: str | QueryLoss = "average", max_pairs: int = DEFAULT_MAX_PAIRS) -> None:
         loss = query_loss(loss)

@@ -537,6 +537,9 @@ class RankSVM(PairwiseSVM):
        Sect. 4.1 (Huber loss), Sect. 6.2 (margin and slack rescaling).
     """
 
+    #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
+    method = "ranksvm"
+
     def __init__(
         self,
         data: RankingData,

@@ -62,6 +62,9 @@ class SVMMAP(PermutationSVM):
     irrelevant) pair: its loss is 0.
     """
 
+    #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
+    method = "svmmap"
+
     name = "svmmap"
 
     def __init__(self, data: RankingData, *, C: float = 1.0, threshold: float = 1.0) -> None:
