@@ -66,10 +66,12 @@ def prose(path: Path) -> str:
     return BLOCK.sub("", path.read_text("utf-8"))
 
 
-def cvxrank_commands(code: str) -> list[str]:
-    """The ``cvxrank ...`` command lines of a shell block, continuation lines joined."""
+def cvxrank_commands(code: str, *, folders: bool = False) -> list[str]:
+    """The ``cvxrank ...`` command lines of a shell block, continuation lines joined (with
+    ``folders``, also its ``mkdir -p ...`` lines)."""
     joined = re.sub(r"\\\n\s*", " ", code)
-    return [line.strip() for line in joined.splitlines() if line.strip().startswith("cvxrank ")]
+    starts = ("cvxrank ", "mkdir -p ") if folders else ("cvxrank ",)
+    return [line.strip() for line in joined.splitlines() if line.strip().startswith(starts)]
 
 
 def argv_of(line: str) -> list[str]:
@@ -92,6 +94,10 @@ def run(args: list[str], cwd: Path, what: str) -> subprocess.CompletedProcess[st
 
 def run_command(line: str, cwd: Path, shared_data: Path) -> None:
     argv = argv_of(localized(line, shared_data))
+    if line.startswith("mkdir -p "):
+        for folder in argv[1:]:
+            (cwd / folder).mkdir(parents=True, exist_ok=True)
+        return
     run([sys.executable, "-m", "cvxrank.cli.main", *argv], cwd, f"`{line}`")
 
 
@@ -111,7 +117,7 @@ def test_readme_examples_run_in_order(shared_data, tmp_path):
     kinds = []
     for language, code in blocks(README):
         if language in ("sh", "bash"):
-            for line in cvxrank_commands(code):
+            for line in cvxrank_commands(code, folders=True):
                 run_command(line, tmp_path, shared_data)
                 kinds.append("cli")
         elif language == "python":
@@ -119,7 +125,23 @@ def test_readme_examples_run_in_order(shared_data, tmp_path):
             check_stated_output(code, result.stdout)
             kinds.append("python")
     assert "cli" in kinds and "python" in kinds
-    assert (tmp_path / "model.json").is_file() and (tmp_path / "scores.txt").is_file()
+    assert (tmp_path / "results" / "model.json").is_file()
+    assert (tmp_path / "results" / "scores.txt").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]  # nothing elsewhere
+
+
+def test_readme_commands_write_only_into_the_ignored_results_folder() -> None:
+    """Every output path of the README's commands is under ``results/``, which
+    ``.gitignore`` lists, so following the README leaves ``git status`` clean."""
+    assert "results/" in (README.parent / ".gitignore").read_text("utf-8").splitlines()
+    outputs = []
+    for language, code in blocks(README):
+        if language in ("sh", "bash"):
+            for line in cvxrank_commands(code):
+                argv = argv_of(line)
+                outputs += [argv[i + 1] for i, a in enumerate(argv[:-1])
+                            if a in ("--save-model", "--out", "--trec-run", "--json-out")]
+    assert outputs and all(p.startswith("results/") for p in outputs), outputs
 
 
 def check_stated_output(code: str, stdout: str) -> None:
