@@ -3,11 +3,12 @@
 Usage::
 
     cvxrank reproduce chapelle-table3 --data DIR [--C 5e-5] [--folds 1 2 3 4 5]
-        [--tol 1e-8] [--linearsvc-tol 1e-8] [--max-train-queries N]
+        [--tol 1e-8] [--linearsvc-tol 1e-8] [--max-train-queries N] [--quick]
         [--out results/chapelle-table3] [--blas-threads 1] [--progress] [--json]
     cvxrank reproduce chapelle-fig3 [--sizes 1200 2400 4800 9600 19200] [--d 20]
         [--noise 1.0] [--seed 0] [--c0 10 | --C C] [--max-pairs 20000000] [--repeat 3]
-        [--memory] [--out results/chapelle-fig3] [--blas-threads 1] [--progress] [--json]
+        [--memory] [--quick] [--out results/chapelle-fig3] [--blas-threads 1] [--progress]
+        [--json]
     cvxrank reproduce agarwal-collins-fig1 --data DIR [--folds 1 2 3 4 5] [--seeds 0]
         [--C ...] [--eta0 ...] [--T ...] [--ranksvm-C ...] [--no-certified]
         [--certified-solver auto] [--certified-time-budget S] [--max-train-queries N]
@@ -160,6 +161,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     t3.add_argument("--max-train-queries", type=positive_int, default=None,
                     dest="max_train_queries", metavar="N",
                     help="train on the first N queries of each fold only")
+    t3.add_argument("--quick", action="store_true",
+                    help="a small run for checks: Fold1's first 20 training queries (options "
+                    "given explicitly win); not the paper's table")
     t3.add_argument("--out", metavar="OUTDIR", default=TABLE3_OUT,
                     help=f"where to write chapelle-table3.md and .csv (default {TABLE3_OUT}, "
                     "relative to the current directory)")
@@ -191,9 +195,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f3.add_argument("--max-pairs", type=positive_int, default=DEFAULT_MAX_PAIRS, dest="max_pairs",
                     help=f"PRSVM's pair limit (default {DEFAULT_MAX_PAIRS:,}); above it PRSVM "
                     "is marked refused")
-    f3.add_argument("--repeat", type=positive_int, default=3,
-                    help="timed runs per point, median reported (default 3; fast points are "
-                    "repeated until they total 0.2 s)")
+    f3.add_argument("--repeat", type=positive_int, default=None,
+                    help="timed runs per point, median reported (default 3, --quick 1; fast "
+                    "points are repeated until they total 0.2 s)")
+    f3.add_argument("--quick", action="store_true",
+                    help="a small run for checks: n = 300, 600, 1200, one timed run each "
+                    "(options given explicitly win); not the paper's figure")
     f3.add_argument("--memory", action="store_true", dest="measure_memory",
                     help="also measure each run's peak memory with tracemalloc (extra run)")
     f3.add_argument("--out", metavar="OUTDIR", default=FIG3_OUT,
@@ -420,11 +427,15 @@ def _register_rankmm_convergence(experiments: argparse._SubParsersAction) -> Non
     conv.add_argument("--C", type=positive_float, default=rc.DEFAULT_C, dest="C",
                       help="C of (1/2)||w||^2 + (C/m) sum_i L_i, m the number of queries "
                       f"(default {rc.DEFAULT_C:g})")
-    conv.add_argument("--seeds", type=positive_int, default=rc.DEFAULT_SEEDS, metavar="N",
-                      help=f"seeds 0..N-1 of the stochastic runs (default {rc.DEFAULT_SEEDS})")
-    conv.add_argument("--steps", type=positive_int, default=rc.DEFAULT_STEPS, metavar="T",
-                      help=f"stochastic steps per run (default {rc.DEFAULT_STEPS:,}); apg "
-                      "runs as many passes over the data")
+    conv.add_argument("--seeds", type=positive_int, default=None, metavar="N",
+                      help=f"seeds 0..N-1 of the stochastic runs (default {rc.DEFAULT_SEEDS}, "
+                      f"--quick {rc.QUICK['seeds']})")
+    conv.add_argument("--steps", type=positive_int, default=None, metavar="T",
+                      help=f"stochastic steps per run (default {rc.DEFAULT_STEPS:,}, --quick "
+                      f"{rc.QUICK['steps']:,}); apg runs as many passes over the data")
+    conv.add_argument("--quick", action="store_true",
+                      help="a small run for checks (fewer seeds and steps; options given "
+                      "explicitly win): the rates are not fitted over the paper's horizon")
     conv.add_argument("--step-scale", type=positive_float, default=None, dest="step_scale",
                       help="multiple of the theory's worst-case step eta0 for the stochastic "
                       "solvers (default: their own default, the pilot's choice)")
@@ -438,6 +449,7 @@ def _register_rankmm_convergence(experiments: argparse._SubParsersAction) -> Non
 def run_rankmm_convergence(args: argparse.Namespace) -> int:
     """``reproduce rankmm-convergence``."""
     from cvxrank.cli.common import load_data
+    from cvxrank.experiments import rankmm_convergence as rc
     from cvxrank.experiments.rankmm_convergence.protocol import (
         run_convergence,
         synthetic_instance,
@@ -456,7 +468,11 @@ def run_rankmm_convergence(args: argparse.Namespace) -> int:
     out = _output(args, CONVERGENCE_FILES, args.data,
                   None if args.data is None else f"{args.data}.query")
     with blas_threads(args.blas_threads or None):
-        result = run_convergence(data, C=args.C, seeds=args.seeds, steps=args.steps,
+        preset = rc.QUICK if args.quick else {"seeds": rc.DEFAULT_SEEDS,
+                                               "steps": rc.DEFAULT_STEPS}
+        seeds = preset["seeds"] if args.seeds is None else args.seeds
+        steps = preset["steps"] if args.steps is None else args.steps
+        result = run_convergence(data, C=args.C, seeds=seeds, steps=steps,
                                  step_scale=args.step_scale, source=source,
                                  log=_progress(args))
     return _report(args, result, _write(out, write_convergence, result), summary_markdown)

@@ -12,8 +12,9 @@ is one :class:`~cvxrank.experiments.tasks.Task` on a
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -282,6 +283,9 @@ class Fig3Config(ExperimentConfig):
         For an unknown method, sizes below 3, d < 1, c0 or C not finite and > 0,
         ``repeat`` not in ``[1, max_repeat]``, or a parallel backend.
     """
+
+    #: ``--quick``: three small sizes, one timed run each (a check, not the paper's figure).
+    QUICK: ClassVar[Mapping[str, Any]] = {"sizes": (300, 600, 1200), "repeat": 1}
 
     sizes: tuple[int, ...] = FIG3_SIZES
     methods: tuple[str, ...] = FIG3_METHODS

@@ -14,7 +14,7 @@ holds every option.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -82,6 +82,10 @@ class Table3Config(LetorConfig):
 
     #: Table 3 reads no validation split.
     SPLITS: ClassVar[tuple[str, ...]] = ("train", "test")
+
+    #: ``--quick``: Fold1's first 20 training queries (a check of the protocol in seconds,
+    #: not the paper's table).
+    QUICK: ClassVar[Mapping[str, Any]] = {"folds": (1,), "max_train_queries": 20}
 
     folds: tuple[int, ...] | None = FOLDS
     C: float = DEFAULT_C

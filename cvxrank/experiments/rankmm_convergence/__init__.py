@@ -62,3 +62,6 @@ DEFAULT_SEEDS = 5
 
 #: Default number of stochastic steps per run.
 DEFAULT_STEPS = 20_000
+
+#: ``reproduce rankmm-convergence --quick``: two seeds of 2,000 steps (a check in seconds).
+QUICK = {"seeds": 2, "steps": 2_000}
