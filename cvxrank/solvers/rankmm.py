@@ -433,6 +433,93 @@ def _draws(rng: np.random.Generator, n_blocks: int, count: int) -> np.ndarray:
     return rng.integers(0, n_blocks, size=count)
 
 
+def _pair_ends(blocks: QueryBlocks) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per block, the positions of its pairs' upper and lower ends inside the block."""
+    pptr = blocks.pair_ptr
+    up = [blocks.upper[pptr[b]:pptr[b + 1]] for b in range(blocks.n_blocks)]
+    lo = [blocks.lower[pptr[b]:pptr[b + 1]] for b in range(blocks.n_blocks)]
+    return up, lo
+
+
+class _State:
+    """A stochastic run's iterate between two steps, as :func:`_passes` drives it.
+
+    A solver's subclass holds its dual iterate (or ``seg``'s factored form of it), the
+    incremental weights :attr:`w` and the pieces of a step, and gives the step on one
+    block, the record and the weights recomputed exactly.
+
+    Attributes
+    ----------
+    n_blocks : int
+        Number of blocks (queries with pairs) the steps draw from.
+    w : ndarray
+        The weights, updated incrementally by :meth:`step` and replaced by
+        :meth:`exact_weights` after every pass.
+    """
+
+    n_blocks: int
+    w: np.ndarray
+
+    def record(self, rec: TraceRecorder, t: int, drift: float) -> bool:
+        """Record step ``t`` (``drift`` the last pass's ``w_drift``); True while the run
+        goes on."""
+        raise NotImplementedError
+
+    def step(self, b: int, t: int) -> None:
+        """Step ``t`` (counted from 1) on block ``b``: its dual block and :attr:`w`."""
+        raise NotImplementedError
+
+    def exact_weights(self) -> np.ndarray:
+        """The weights of the current iterate, computed afresh."""
+        raise NotImplementedError
+
+
+def _passes(rec: TraceRecorder, seed: int | np.random.Generator | None,
+            state: _State) -> tuple[int, float]:
+    """Steps on uniformly drawn blocks until the recorder stops the run.
+
+    Records at step 0 and after every pass of ``record_every`` steps, each pass ending with
+    the exact weights (:meth:`_State.exact_weights`) replacing the incremental ones; between
+    records the time budget and a Ctrl-C are checked every :data:`STOP_CHECK` steps (a
+    pass cut short is recorded at once).
+
+    Parameters
+    ----------
+    rec : TraceRecorder
+        The run's recorder (``max_iter``, ``record_every``, the stopping tests).
+    seed : int, Generator or None
+        The query draws, :data:`DRAW_CHUNK` at a time.
+    state : _State
+        The solver's iterate, updated in place.
+
+    Returns
+    -------
+    t : int
+        The steps taken.
+    drift_max : float
+        The largest relative drift of the incremental weights at the end of a pass.
+    """
+    rng = np.random.default_rng(seed)
+    every = rec.record_every
+    drift = drift_max = 0.0
+    t = 0
+    while state.record(rec, t, drift):
+        stop = min(rec.max_iter, (t // every + 1) * every)
+        while t < stop:
+            if t % STOP_CHECK == 0 and rec.stop_due():
+                break
+            if t % DRAW_CHUNK == 0:
+                draws = _draws(rng, state.n_blocks, DRAW_CHUNK)
+            b = int(draws[t % DRAW_CHUNK])
+            t += 1
+            state.step(b, t)
+        exact = state.exact_weights()
+        drift = _relative_drift(state.w, exact)
+        drift_max = max(drift_max, drift)
+        state.w = exact
+    return t, drift_max
+
+
 # -- stochastic gradient projection (Sects. 3.1 and 3.3) ----------------------------------
 @solver("sgp", needs=("dual_query_blocks", "euclidean_dual_blocks"),
         tol=tolerances.STOCHASTIC_GAP, max_iter=MAX_ITER)
@@ -504,61 +591,71 @@ def solve_sgp(
         raise ValueError(f"projection must be 'exact' or 'paper', got {projection!r}")
     f = formulation
     rec = _recorder(f, options, record_every)
-    max_iter, seed = rec.max_iter, options.seed
     blocks = query_blocks(f)
     kappa = float(f.kappa)
     if eta0 is None:  # after the recorder starts: the pilot is on the solver's clock
-        eta0 = pilot_eta0(f, solve_sgp, "sgp", max_iter=max_iter, seed=seed,
+        eta0 = pilot_eta0(f, solve_sgp, "sgp", max_iter=rec.max_iter, seed=options.seed,
                           seconds_left=rec.seconds_left(), projection=projection)
-    eta0 = float(eta0)
-    scale = np.asarray(f.pair_scale, dtype=np.float64)
-    grad_scale = scale / kappa
-    weighted_delta = scale * f.pairs.delta
-    project = _block_projection(f, blocks, projection)
-    feats = blocks.features()
-    ptr, pptr, y = blocks.doc_ptr, blocks.pair_ptr, blocks.y
-    up = [blocks.upper[pptr[b]:pptr[b + 1]] for b in range(blocks.n_blocks)]
-    lo = [blocks.lower[pptr[b]:pptr[b + 1]] for b in range(blocks.n_blocks)]
-    sizes = np.diff(ptr)
-
-    rng = np.random.default_rng(seed)
-    alpha = np.asarray(f.dual_start(), dtype=np.float64).copy()
-    w = f.primal_from_dual(alpha)
-    every = rec.record_every
-    drift_max = 0.0
-    t = 0
-
-    def values() -> tuple[float, float]:
-        return f.primal_value(w), float(weighted_delta @ alpha - 0.5 * (w @ w))
-
-    drift = 0.0
-    while rec.record(t, w=w, alpha=alpha, values=values(), step=eta0 / math.sqrt(max(t, 1)),
-                     extra={"w_drift": drift}):
-        stop = min(max_iter, (t // every + 1) * every)
-        while t < stop:
-            if t % STOP_CHECK == 0 and rec.stop_due():
-                break
-            if t % DRAW_CHUNK == 0:
-                draws = _draws(rng, blocks.n_blocks, DRAW_CHUNK)
-            b = int(draws[t % DRAW_CHUNK])
-            t += 1
-            eta = eta0 / math.sqrt(t)
-            Xb, u, v, n_b = feats[b], up[b], lo[b], int(sizes[b])
-            a, z = pptr[b], pptr[b + 1]
-            g = Xb @ w - y[ptr[b]:ptr[b + 1]]
-            old = alpha[a:z]
-            new = project(b, old - (eta * grad_scale[a:z]) * (g[u] - g[v]))
-            change = scale[a:z] * (new - old)
-            alpha[a:z] = new
-            coef = np.bincount(u, change, n_b) - np.bincount(v, change, n_b)
-            w += Xb.T @ coef
-        exact = f.primal_from_dual(alpha)
-        drift = _relative_drift(w, exact)
-        drift_max = max(drift_max, drift)
-        w = exact
-    return rec.result(f.primal_from_dual(alpha), alpha, t, "sgp", eta0=eta0,
-                      projection=projection, w_drift=drift_max,
+    state = _SGPState(f, blocks, kappa, projection, float(eta0))
+    t, drift_max = _passes(rec, options.seed, state)
+    return rec.result(f.primal_from_dual(state.alpha), state.alpha, t, "sgp",
+                      eta0=state.eta0, projection=projection, w_drift=drift_max,
                       n_queries=blocks.n_blocks)
+
+
+class _SGPState(_State):
+    r"""The iterate of ``sgp`` (:func:`solve_sgp`): the dual point :attr:`alpha`, the
+    incremental ``w`` and what a step needs of the formulation and its blocks.
+
+    Attributes
+    ----------
+    alpha : ndarray
+        The dual iterate (feasible: every step projects its block).
+    eta0 : float
+        The step's :math:`\eta_0` (:math:`\eta_t = \eta_0/\sqrt t`).
+    """
+
+    def __init__(self, formulation: Any, blocks: QueryBlocks, kappa: float,
+                 projection: Projection, eta0: float) -> None:
+        f = self.formulation = formulation
+        self.eta0, self.n_blocks = eta0, blocks.n_blocks
+        self.scale = np.asarray(f.pair_scale, dtype=np.float64)
+        self.grad_scale = self.scale / kappa
+        self.weighted_delta = self.scale * f.pairs.delta
+        self.project = _block_projection(f, blocks, projection)
+        self.feats = blocks.features()
+        self.ptr, self.pptr, self.y = blocks.doc_ptr, blocks.pair_ptr, blocks.y
+        self.up, self.lo = _pair_ends(blocks)
+        self.sizes = np.diff(self.ptr)
+        self.alpha = np.asarray(f.dual_start(), dtype=np.float64).copy()
+        self.w = f.primal_from_dual(self.alpha)
+
+    def record(self, rec: TraceRecorder, t: int, drift: float) -> bool:
+        """Record step ``t`` with the primal value and the printed dual's value."""
+        w, alpha = self.w, self.alpha
+        values = (self.formulation.primal_value(w),
+                  float(self.weighted_delta @ alpha - 0.5 * (w @ w)))
+        return rec.record(t, w=w, alpha=alpha, values=values,
+                          step=self.eta0 / math.sqrt(max(t, 1)), extra={"w_drift": drift})
+
+    def step(self, b: int, t: int) -> None:
+        r"""Block b's projected step with :math:`\eta_t = \eta_0/\sqrt t`, then ``w``'s
+        update through the change of the block's per-document coefficients."""
+        eta = self.eta0 / math.sqrt(t)
+        Xb, u, v, n_b = self.feats[b], self.up[b], self.lo[b], int(self.sizes[b])
+        a, z = self.pptr[b], self.pptr[b + 1]
+        g = Xb @ self.w - self.y[self.ptr[b]:self.ptr[b + 1]]
+        alpha = self.alpha
+        old = alpha[a:z]
+        new = self.project(b, old - (eta * self.grad_scale[a:z]) * (g[u] - g[v]))
+        change = self.scale[a:z] * (new - old)
+        alpha[a:z] = new
+        coef = np.bincount(u, change, n_b) - np.bincount(v, change, n_b)
+        self.w += Xb.T @ coef
+
+    def exact_weights(self) -> np.ndarray:
+        """``primal_from_dual(alpha)``."""
+        return self.formulation.primal_from_dual(self.alpha)
 
 
 def _block_projection(formulation: Any, blocks: QueryBlocks, projection: Projection) -> Any:
@@ -595,6 +692,58 @@ def _eg_setup(formulation: Any, solve: Any, eta0: float | None,
         eta0 = pilot_eta0(formulation, solve, "eg", max_iter=rec.max_iter,
                           seed=rec.options.seed, seconds_left=rec.seconds_left())
     return blocks, float(formulation.C) / formulation.m, float(eta0)
+
+
+class _EGState(_State):
+    r"""What the iterates of ``seg`` and ``seg-pairs`` share: the per-document coefficients
+    :attr:`coef`, :math:`\gamma = (C/m) A^\top \alpha` (block by block, in the blocks'
+    order), ``w`` (:math:`X^\top \gamma`, incremental) and the dual value
+    :math:`y^\top \gamma - \tfrac12 \|w\|^2`. A subclass fills :attr:`coef` and ``w`` and
+    gives the step and :meth:`dual_point`.
+
+    Attributes
+    ----------
+    coef : ndarray
+        :math:`\gamma`, one coefficient per document of :attr:`QueryBlocks.X`.
+    eta0 : float
+        The constant rate :math:`\eta_0`.
+    record_alpha : bool
+        Whether the records get the dual point (``seg-pairs``; ``seg`` records ``w`` only).
+    """
+
+    record_alpha = False
+
+    def __init__(self, formulation: Any, blocks: QueryBlocks, c: float, eta0: float) -> None:
+        self.formulation, self.blocks, self.c, self.eta0 = formulation, blocks, c, eta0
+        self.n_blocks = blocks.n_blocks
+        self.feats = blocks.features()
+        self.ptr, self.y = blocks.doc_ptr, blocks.y
+        self.coef = np.zeros(blocks.y.size)
+
+    def dual_point(self) -> np.ndarray:
+        r"""The dual point: the pairs' :math:`\alpha`, then :math:`\alpha^i_0` per block."""
+        raise NotImplementedError
+
+    def record(self, rec: TraceRecorder, t: int, drift: float) -> bool:
+        """Record step ``t`` with the primal and the dual value (from :attr:`coef`)."""
+        w = self.w
+        alpha = self.dual_point() if self.record_alpha else None
+        values = (self.formulation.primal_value(w), float(self.y @ self.coef - 0.5 * (w @ w)))
+        return rec.record(t, w=w, alpha=alpha, values=values, step=self.eta0,
+                          extra={"w_drift": drift})
+
+    def exact_weights(self) -> np.ndarray:
+        r""":math:`X^\top \gamma`."""
+        return np.asarray(self.blocks.X.T @ self.coef, dtype=np.float64).ravel()
+
+    def finish(self, rec: TraceRecorder, t: int, drift_max: float, name: str) -> Run:
+        """The run, at the materialized dual point and its ``primal_from_dual``; ``w_drift``
+        also counts the last exact weights against those."""
+        alpha = self.dual_point()
+        w_final = self.formulation.primal_from_dual(alpha)
+        drift_max = max(drift_max, _relative_drift(self.w, w_final))
+        return rec.result(w_final, alpha, t, name, eta0=self.eta0, w_drift=drift_max,
+                          n_queries=self.n_blocks)
 
 
 @solver("seg", needs=("dual_query_blocks", "simplex_dual_blocks"),
@@ -656,57 +805,62 @@ def solve_seg(
     """
     f = formulation
     rec = _recorder(f, options, record_every)
-    max_iter, seed = rec.max_iter, options.seed
     blocks, c, eta0 = _eg_setup(f, solve_seg, eta0, rec)
-    feats = blocks.features()
-    ptr, y, B = blocks.doc_ptr, blocks.y, blocks.n_blocks
-    starts, sizes = blocks.level_start, blocks.level_size
-    n_pairs = np.diff(blocks.pair_ptr).astype(np.float64)
-    theta = np.zeros(blocks.y.size)
-    nu = -np.log1p(n_pairs)  # alpha_jk = exp(theta_j - theta_k + nu_i)
-    lam = nu.copy()          # alpha_0 = exp(lam_i)
-    coef = np.zeros(blocks.y.size)
-    for b in range(B):
-        coef[ptr[b]:ptr[b + 1]] = _factored_coefficients(theta[ptr[b]:ptr[b + 1]], nu[b],
-                                                        lam[b], starts[b], sizes[b], c)[1]
-    X = blocks.X
-    w = np.asarray(X.T @ coef, dtype=np.float64).ravel()
-    rng = np.random.default_rng(seed)
-    every = rec.record_every
-    drift = drift_max = 0.0
-    t = 0
+    state = _FactoredEG(f, blocks, c, eta0)
+    t, drift_max = _passes(rec, options.seed, state)
+    return state.finish(rec, t, drift_max, "seg")
 
-    def values() -> tuple[float, float]:
-        return f.primal_value(w), float(y @ coef - 0.5 * (w @ w))
 
-    while rec.record(t, w=w, values=values(), step=eta0, extra={"w_drift": drift}):
-        stop = min(max_iter, (t // every + 1) * every)
-        while t < stop:
-            if t % STOP_CHECK == 0 and rec.stop_due():
-                break
-            if t % DRAW_CHUNK == 0:
-                draws = _draws(rng, B, DRAW_CHUNK)
-            b = int(draws[t % DRAW_CHUNK])
-            t += 1
-            s, e = ptr[b], ptr[b + 1]
-            Xb = feats[b]
-            th = theta[s:e]
-            th -= eta0 * (Xb @ w - y[s:e])
-            log_z, cf = _factored_coefficients(th, nu[b], lam[b], starts[b], sizes[b], c)
-            nu[b] -= log_z
-            lam[b] -= log_z
-            w += Xb.T @ (cf - coef[s:e])
-            coef[s:e] = cf
-        exact = np.asarray(X.T @ coef, dtype=np.float64).ravel()
-        drift = _relative_drift(w, exact)
-        drift_max = max(drift_max, drift)
-        w = exact
-    gu = ptr[blocks.pair_block] + blocks.upper
-    gl = ptr[blocks.pair_block] + blocks.lower
-    alpha = np.r_[np.exp(theta[gu] - theta[gl] + nu[blocks.pair_block]), np.exp(lam)]
-    w_final = f.primal_from_dual(alpha)
-    drift_max = max(drift_max, _relative_drift(w, w_final))
-    return rec.result(w_final, alpha, t, "seg", eta0=eta0, w_drift=drift_max, n_queries=B)
+class _FactoredEG(_EGState):
+    r"""The iterate of ``seg`` (:func:`solve_seg`) in factored form (module docstring):
+    :math:`\alpha^i_{jk} = e^{\theta_j - \theta_k + \nu_i}`, :math:`\alpha^i_0 =
+    e^{\lambda_i}`, from the uniform distributions of
+    :meth:`~cvxrank.formulations.rankmm.RankMM.dual_start`.
+
+    Attributes
+    ----------
+    theta : ndarray
+        One log-weight per document (0 at the start).
+    nu, lam : ndarray
+        Per block, the offsets :math:`\nu_i` and :math:`\lambda_i` (:math:`-\log(|R_i| +
+        1)` at the start).
+    """
+
+    def __init__(self, formulation: Any, blocks: QueryBlocks, c: float, eta0: float) -> None:
+        super().__init__(formulation, blocks, c, eta0)
+        ptr = self.ptr
+        self.starts, self.sizes = blocks.level_start, blocks.level_size
+        n_pairs = np.diff(blocks.pair_ptr).astype(np.float64)
+        self.theta = np.zeros(blocks.y.size)
+        self.nu = -np.log1p(n_pairs)  # alpha_jk = exp(theta_j - theta_k + nu_i)
+        self.lam = self.nu.copy()     # alpha_0 = exp(lam_i)
+        for b in range(self.n_blocks):
+            self.coef[ptr[b]:ptr[b + 1]] = _factored_coefficients(
+                self.theta[ptr[b]:ptr[b + 1]], self.nu[b], self.lam[b], self.starts[b],
+                self.sizes[b], c)[1]
+        self.w = self.exact_weights()
+
+    def step(self, b: int, t: int) -> None:
+        r"""Block b's EG step on :math:`\theta`, its normalization (:math:`\nu_b`,
+        :math:`\lambda_b`) and new coefficients, then ``w``'s update."""
+        s, e = self.ptr[b], self.ptr[b + 1]
+        Xb = self.feats[b]
+        th = self.theta[s:e]
+        th -= self.eta0 * (Xb @ self.w - self.y[s:e])
+        log_z, cf = _factored_coefficients(th, self.nu[b], self.lam[b], self.starts[b],
+                                           self.sizes[b], self.c)
+        self.nu[b] -= log_z
+        self.lam[b] -= log_z
+        self.w += Xb.T @ (cf - self.coef[s:e])
+        self.coef[s:e] = cf
+
+    def dual_point(self) -> np.ndarray:
+        """The pair variables materialized from the factored form (:math:`O(p)`)."""
+        blocks, theta = self.blocks, self.theta
+        gu = self.ptr[blocks.pair_block] + blocks.upper
+        gl = self.ptr[blocks.pair_block] + blocks.lower
+        return np.r_[np.exp(theta[gu] - theta[gl] + self.nu[blocks.pair_block]),
+                     np.exp(self.lam)]
 
 
 def _factored_coefficients(theta: np.ndarray, nu: float, lam: float, start: np.ndarray,
@@ -787,61 +941,61 @@ def solve_seg_pairs(
     """
     f = formulation
     rec = _recorder(f, options, record_every)
-    max_iter, seed = rec.max_iter, options.seed
     blocks, c, eta0 = _eg_setup(f, solve_seg_pairs, eta0, rec)
-    feats = blocks.features()
-    ptr, pptr, y, B = blocks.doc_ptr, blocks.pair_ptr, blocks.y, blocks.n_blocks
-    up = [blocks.upper[pptr[b]:pptr[b + 1]] for b in range(B)]
-    lo = [blocks.lower[pptr[b]:pptr[b + 1]] for b in range(B)]
-    sizes = np.diff(ptr)
-    start = np.asarray(f.dual_start(), dtype=np.float64)
-    p = blocks.upper.size
-    log_alpha = np.log(start[:p])
-    lam = np.log(start[p:])
-    coef = np.zeros(blocks.y.size)
-    for b in range(B):
-        al = np.exp(log_alpha[pptr[b]:pptr[b + 1]])
-        coef[ptr[b]:ptr[b + 1]] = c * (np.bincount(up[b], al, sizes[b])
-                                       - np.bincount(lo[b], al, sizes[b]))
-    X = blocks.X
-    w = np.asarray(X.T @ coef, dtype=np.float64).ravel()
-    rng = np.random.default_rng(seed)
-    every = rec.record_every
-    drift = drift_max = 0.0
-    t = 0
+    state = _PairsEG(f, blocks, c, eta0)
+    t, drift_max = _passes(rec, options.seed, state)
+    return state.finish(rec, t, drift_max, "seg-pairs")
 
-    def values() -> tuple[float, float]:
-        return f.primal_value(w), float(y @ coef - 0.5 * (w @ w))
 
-    while rec.record(t, w=w, alpha=np.r_[np.exp(log_alpha), np.exp(lam)], values=values(),
-                     step=eta0, extra={"w_drift": drift}):
-        stop = min(max_iter, (t // every + 1) * every)
-        while t < stop:
-            if t % STOP_CHECK == 0 and rec.stop_due():
-                break
-            if t % DRAW_CHUNK == 0:
-                draws = _draws(rng, B, DRAW_CHUNK)
-            b = int(draws[t % DRAW_CHUNK])
-            t += 1
-            s, e, a, z = ptr[b], ptr[b + 1], pptr[b], pptr[b + 1]
-            Xb, u, v, n_b = feats[b], up[b], lo[b], int(sizes[b])
-            g = Xb @ w - y[s:e]
-            la = log_alpha[a:z]
-            la -= eta0 * (g[u] - g[v])
-            peak = max(float(la.max()), float(lam[b]))
-            log_z = peak + math.log(float(np.exp(la - peak).sum()) + math.exp(lam[b] - peak))
-            la -= log_z
-            lam[b] -= log_z
-            al = np.exp(la)
-            cf = c * (np.bincount(u, al, n_b) - np.bincount(v, al, n_b))
-            w += Xb.T @ (cf - coef[s:e])
-            coef[s:e] = cf
-        exact = np.asarray(X.T @ coef, dtype=np.float64).ravel()
-        drift = _relative_drift(w, exact)
-        drift_max = max(drift_max, drift)
-        w = exact
-    alpha = np.r_[np.exp(log_alpha), np.exp(lam)]
-    w_final = f.primal_from_dual(alpha)
-    drift_max = max(drift_max, _relative_drift(w, w_final))
-    return rec.result(w_final, alpha, t, "seg-pairs", eta0=eta0, w_drift=drift_max,
-                      n_queries=B)
+class _PairsEG(_EGState):
+    r"""The iterate of ``seg-pairs`` (:func:`solve_seg_pairs`): the explicit
+    :math:`\log \alpha` of the pairs and :math:`\log \alpha^i_0` per block, from
+    :meth:`~cvxrank.formulations.rankmm.RankMM.dual_start`.
+
+    Attributes
+    ----------
+    log_alpha : ndarray
+        The pairs' log-probabilities.
+    lam : ndarray
+        Per block, :math:`\log \alpha^i_0`.
+    """
+
+    record_alpha = True
+
+    def __init__(self, formulation: Any, blocks: QueryBlocks, c: float, eta0: float) -> None:
+        super().__init__(formulation, blocks, c, eta0)
+        self.pptr = blocks.pair_ptr
+        self.up, self.lo = _pair_ends(blocks)
+        self.sizes = np.diff(self.ptr)
+        ptr, pptr, up, lo, sizes = self.ptr, self.pptr, self.up, self.lo, self.sizes
+        start = np.asarray(formulation.dual_start(), dtype=np.float64)
+        p = blocks.upper.size
+        self.log_alpha = np.log(start[:p])
+        self.lam = np.log(start[p:])
+        for b in range(self.n_blocks):
+            al = np.exp(self.log_alpha[pptr[b]:pptr[b + 1]])
+            self.coef[ptr[b]:ptr[b + 1]] = c * (np.bincount(up[b], al, sizes[b])
+                                                - np.bincount(lo[b], al, sizes[b]))
+        self.w = self.exact_weights()
+
+    def step(self, b: int, t: int) -> None:
+        r"""Block b's EG step on the pairs' log-probabilities, their normalization
+        (log-sum-exp with :math:`\alpha^b_0`) and new coefficients, then ``w``'s update."""
+        s, e, a, z = self.ptr[b], self.ptr[b + 1], self.pptr[b], self.pptr[b + 1]
+        Xb, u, v, n_b = self.feats[b], self.up[b], self.lo[b], int(self.sizes[b])
+        g = Xb @ self.w - self.y[s:e]
+        la = self.log_alpha[a:z]
+        la -= self.eta0 * (g[u] - g[v])
+        lam = self.lam
+        peak = max(float(la.max()), float(lam[b]))
+        log_z = peak + math.log(float(np.exp(la - peak).sum()) + math.exp(lam[b] - peak))
+        la -= log_z
+        lam[b] -= log_z
+        al = np.exp(la)
+        cf = self.c * (np.bincount(u, al, n_b) - np.bincount(v, al, n_b))
+        self.w += Xb.T @ (cf - self.coef[s:e])
+        self.coef[s:e] = cf
+
+    def dual_point(self) -> np.ndarray:
+        r"""The pairs' probabilities, then :math:`\alpha^i_0` per block."""
+        return np.r_[np.exp(self.log_alpha), np.exp(self.lam)]
