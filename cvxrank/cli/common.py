@@ -8,13 +8,12 @@ exactly one JSON object on stdout (see :func:`emit_json`).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from cvxrank.errors import CvxrankError, DataFormatError, UsageError
@@ -35,6 +34,8 @@ INPUT_ERRORS: tuple[type[BaseException], ...] = (
 #: Exit code for bad input and for usage errors (argparse's own code).
 EXIT_INPUT_ERROR = 2
 
+#: The formats ``--format`` offers: :data:`cvxrank.data.files.FORMATS`, written again here so
+#: that building the parsers (``--help``) imports no numpy (a test checks they agree).
 FORMATS = ("svmlight", "lightgbm")
 
 #: The names of the metric presets (:data:`cvxrank.metrics.PRESETS`, which
@@ -284,39 +285,6 @@ def add_data_format_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def first_data_line_has_qid(path: str | os.PathLike[str]) -> bool | None:
-    """Whether the first data line of ``path`` has ``qid:`` (None when there is no data line)."""
-    from cvxrank.data.svmlight import open_data_file
-
-    with open_data_file(path) as fh:
-        for raw in fh:
-            parts = raw.partition("#")[0].split()
-            if parts:
-                return len(parts) > 1 and parts[1].startswith("qid:")
-    return None
-
-
-def detect_format(
-    path: str | os.PathLike[str], fmt: str | None = None, query: str | None = None
-) -> str:
-    """Resolve the format of a data file: ``"svmlight"`` or ``"lightgbm"``.
-
-    An explicit ``fmt`` wins; ``--query`` means LightGBM; otherwise the file is LightGBM when
-    a sibling ``FILE.query`` exists and its first data line has no ``qid:``.
-    """
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    if query is not None:
-        if fmt == "svmlight":
-            raise ValueError("--query (LightGBM group sizes) cannot be used with --format svmlight")
-        return "lightgbm"
-    if fmt is not None:
-        return fmt
-    if os.path.isfile(os.fspath(path) + ".query") and first_data_line_has_qid(path) is False:
-        return "lightgbm"
-    return "svmlight"
-
-
 def load_data(
     path: str | os.PathLike[str], fmt: str | None = None, query: str | None = None,
     cache: bool | None = None,
@@ -328,27 +296,9 @@ def load_data(
     ``cache`` is :func:`~cvxrank.data.svmlight.read_svmlight`'s (False for
     ``--no-read-cache``, whose ``args.read_cache`` is passed here).
     """
-    from cvxrank.data.lightgbm import read_lightgbm
-    from cvxrank.data.svmlight import read_svmlight
+    from cvxrank.data.files import read_ranking_file
 
-    with _text_file(path):
-        used = detect_format(path, fmt, query)
-    if used == "lightgbm":
-        query_path = query if query is not None else os.fspath(path) + ".query"
-        with _text_file(path, query_path):
-            return read_lightgbm(path, query_path, cache=cache), used, query_path
-    with _text_file(path):
-        return read_svmlight(path, cache=cache), used, None
-
-
-@contextlib.contextmanager
-def _text_file(*paths: str | os.PathLike[str]) -> Iterator[None]:
-    """Turn a UnicodeDecodeError (a binary or non-UTF-8 file) into an error naming the file."""
-    try:
-        yield
-    except UnicodeDecodeError as exc:
-        names = " or ".join(os.fspath(p) for p in paths)
-        raise DataFormatError(names, None, f"not a UTF-8 text file ({exc.reason})") from None
+    return read_ranking_file(path, fmt, query, cache)
 
 
 # --------------------------------------------------------------------------- scores
@@ -382,11 +332,12 @@ def read_scores(
     """
     import numpy as np
 
+    from cvxrank.data.files import text_file
     from cvxrank.data.svmlight import open_data_file, parse_number
 
     path = os.fspath(path)
     scores: list[float] = []
-    with _text_file(path), open_data_file(path) as fh:
+    with text_file(path), open_data_file(path) as fh:
         for lineno, raw in enumerate(fh, start=1):
             parts = raw.split()
             if not parts:

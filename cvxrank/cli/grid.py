@@ -2,8 +2,9 @@
 
 Usage::
 
-    cvxrank grid --method ranksvm|irsvm|ocsvm [--loss L] --data DIR
-        --param C=v1,v2,... [--param NAME=v1,...] --select map|ndcg@10|...
+    cvxrank grid --method ranksvm|irsvm|ocsvm [--loss L]
+        (--data DIR | --train FILE --vali FILE --test FILE)
+        --param C=v1,v2,... [--param NAME=v1,...] [--select map|ndcg@10|...]
         [--preset letor3|letor4] [--k 10] [--folds 1,2,...] [--solver auto] [--tol TOL]
         [--max-train-queries N] [--backend sequential|processes|dask] [--workers N]
         [--scheduler ADDRESS] [--out DIR [--force]] [--progress] [--json]
@@ -14,7 +15,10 @@ is evaluated on ``vali.txt`` and ``test.txt``, the point with the best validatio
 (``--select``, a measure of ``cvxrank evaluate``) is selected, ties going to the first grid
 point (the smallest values), and its test measures are reported; then their mean over the
 folds (:func:`cvxrank.experiments.letor.run_letor_grid`). This is LETOR's protocol for its
-published baselines (QueryLevelNorm, MAP on the validation set selects).
+published baselines (QueryLevelNorm, MAP on the validation set selects). ``--train``,
+``--vali`` and ``--test`` instead give one fold of any three files, SVMlight/LETOR or
+LightGBM (read as ``cvxrank fit`` reads them). A selection at the smallest or largest value
+of an axis of three or more is warned about on stderr (the grid may cut it short).
 
 ``--backend`` runs the tasks in this process (``sequential``, the default), on ``--workers``
 local processes (``processes``, joblib) or on Dask (``dask``: the scheduler at
@@ -44,6 +48,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from cvxrank.cli.common import (
     PRESET_NAMES,
@@ -56,6 +61,7 @@ from cvxrank.cli.common import (
     positive_int,
     progress_wanted,
 )
+from cvxrank.errors import UsageError
 from cvxrank.utils.output_files import OutputDir
 
 #: The ``--help`` summary (equal to the entry of :data:`cvxrank.cli.main.COMMANDS`).
@@ -79,9 +85,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--loss", default=None,
                         help="the method's loss (default: its first, squared_hinge for "
                         "ranksvm and irsvm)")
-    parser.add_argument("--data", required=True, metavar="DIR",
-                        help="a LETOR folder holding Fold1, Fold2, ... with train.txt, "
-                        "vali.txt and test.txt (e.g. letor3_ohsumed/QueryLevelNorm)")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--data", metavar="DIR",
+                       help="a LETOR folder holding Fold1, Fold2, ... with train.txt, "
+                       "vali.txt and test.txt (e.g. letor3_ohsumed/QueryLevelNorm)")
+    where.add_argument("--train", metavar="FILE",
+                       help="instead of --data: one fold of three files, --train, --vali and "
+                       "--test, each SVMlight/LETOR or LightGBM (with FILE.query); e.g. "
+                       "LightGBM's lambdarank example, which has no validation file, as "
+                       "--train rank.train --vali rank.test --test rank.test")
+    parser.add_argument("--vali", metavar="FILE", default=None,
+                        help="the validation file of --train")
+    parser.add_argument("--test", metavar="FILE", default=None,
+                        help="the test file of --train")
     parser.add_argument("--param", action="append", required=True, metavar="NAME=V1,V2,...",
                         help="a grid axis: a hyper-parameter of the method and its values "
                         "(e.g. C=1e-5,5e-5,1e-4); repeat for more axes")
@@ -130,6 +146,7 @@ def run_grid(args: argparse.Namespace) -> int:
         check_params,
         find_folds,
         run_letor_grid,
+        split_files,
     )
     from cvxrank.experiments.reports import GRID_FILES, grid_markdown, write_grid
     from cvxrank.experiments.selection import check_measure
@@ -138,15 +155,26 @@ def run_grid(args: argparse.Namespace) -> int:
     check_params(args.method, args.loss, grid)
     check_measure(args.select, preset=args.preset, k=args.k)
     check_backend(args.backend, workers=args.workers, scheduler=args.scheduler)
-    folds = args.folds or find_folds(args.data)
-    check_letor_dir(args.data, folds)
+    if args.train is not None:
+        if args.vali is None or args.test is None or args.folds is not None:
+            raise UsageError("--train needs --vali and --test (one fold of three files), "
+                             "and takes no --folds")
+        data: Any = split_files(args.train, args.vali, args.test)
+        folds, inputs = None, [args.train, args.vali, args.test]
+    else:
+        if args.vali is not None or args.test is not None:
+            raise UsageError("--vali and --test go with --train; --data names a folder of "
+                             "FoldK folders")
+        data, inputs = args.data, [args.data]
+        folds = args.folds or find_folds(args.data)
+        check_letor_dir(args.data, folds)
     out = None
     if args.out is not None:  # created and checked now, so that it fails before the run
-        out = OutputDir(args.out, force=args.force, inputs=[args.data])
+        out = OutputDir(args.out, force=args.force, inputs=inputs)
         out.check(GRID_FILES.values())
     progress = progress_wanted(args)
     result = run_letor_grid(
-        args.data, method=args.method, grid=grid, loss=args.loss, select=args.select,
+        data, method=args.method, grid=grid, loss=args.loss, select=args.select,
         preset=args.preset, k=args.k, folds=folds, solver=args.solver, tol=args.tol,
         max_train_queries=args.max_train_queries, backend=args.backend,
         workers=args.workers, scheduler=args.scheduler, progress=progress,

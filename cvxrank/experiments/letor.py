@@ -27,7 +27,7 @@ import numpy as np
 from cvxrank.experiments.backends import Execution
 from cvxrank.experiments.grid import Grid
 from cvxrank.experiments.selection import TIE_BREAK, check_measure, select_best
-from cvxrank.experiments.sources import LetorFold
+from cvxrank.experiments.sources import LetorFold, SplitFiles
 from cvxrank.experiments.tasks import Task, TaskResult
 
 #: The splits every LETOR grid task evaluates.
@@ -279,20 +279,36 @@ class GridResult:
         }
 
 
-def letor_tasks(data_dir: str | Path, folds: Sequence[int], *, method: str, loss: str,
+def letor_tasks(sources: Sequence[LetorFold | SplitFiles], *, method: str, loss: str,
                 grid: Grid, solver: str = "auto", tol: float | None = None,
                 seed: int | None = 0, preset: str = "letor3", k: int = 10,
                 max_train_queries: int | None = None) -> list[Task]:
     """The protocol's tasks: every fold (in the given order) times every grid point."""
-    root = str(Path(data_dir).resolve())
-    return [Task(source=LetorFold(root, int(fold)), method=method, loss=loss, params=point,
+    return [Task(source=source, method=method, loss=loss, params=point,
                  solver=solver, tol=tol, seed=seed, evaluate_on=EVALUATED, preset=preset,
                  k=k, max_train_queries=max_train_queries)
-            for fold in folds for point in grid.points()]
+            for source in sources for point in grid.points()]
+
+
+def split_files(train: str | Path, vali: str | Path, test: str | Path) -> SplitFiles:
+    """The three files of a grid's one fold, checked to exist (resolved paths).
+
+    Raises
+    ------
+    FileNotFoundError
+        One line naming the missing file.
+    """
+    paths = {}
+    for split, path in (("train", train), ("vali", vali), ("test", test)):
+        resolved = Path(path).resolve()
+        if not resolved.is_file():
+            raise FileNotFoundError(f"{path}: no such {split} file")
+        paths[split] = str(resolved)
+    return SplitFiles(**paths)
 
 
 def run_letor_grid(
-    data_dir: str | Path,
+    data_dir: str | Path | SplitFiles,
     *,
     method: str,
     grid: Grid,
@@ -315,8 +331,9 @@ def run_letor_grid(
 
     Parameters
     ----------
-    data_dir : path
-        The folder holding ``Fold1`` ... (``QueryLevelNorm`` for LETOR 3.0 OHSUMED).
+    data_dir : path or SplitFiles
+        The folder holding ``Fold1`` ... (``QueryLevelNorm`` for LETOR 3.0 OHSUMED), or three
+        files as one fold (:func:`split_files`: any SVMlight/LETOR or LightGBM files).
     method : str
         A method of :mod:`cvxrank.methods`.
     grid : Grid
@@ -358,9 +375,16 @@ def run_letor_grid(
     execution = Execution(backend, workers, scheduler, blas_threads)
     if max_train_queries is not None and max_train_queries < 1:
         raise ValueError(f"max_train_queries must be >= 1, got {max_train_queries}")
-    folds = find_folds(data_dir) if folds is None else [int(f) for f in folds]
-    root = check_letor_dir(data_dir, folds)
-    tasks = letor_tasks(root, folds, method=method, loss=loss, grid=grid, solver=solver,
+    if isinstance(data_dir, SplitFiles):
+        if folds is not None:
+            raise ValueError("folds are for a folder of FoldK folders, not for three files")
+        sources: list[LetorFold | SplitFiles] = [data_dir]
+        root: str | Path = data_dir.key
+    else:
+        folds = find_folds(data_dir) if folds is None else [int(f) for f in folds]
+        root = check_letor_dir(data_dir, folds)
+        sources = [LetorFold(str(Path(root).resolve()), int(fold)) for fold in folds]
+    tasks = letor_tasks(sources, method=method, loss=loss, grid=grid, solver=solver,
                         tol=tol, seed=seed, preset=preset, k=k,
                         max_train_queries=max_train_queries)
     start = time.perf_counter()
@@ -368,9 +392,9 @@ def run_letor_grid(
     elapsed = time.perf_counter() - start
     points = list(grid.points())
     selections = []
-    for j, fold in enumerate(folds):
+    for j, source in enumerate(sources):
         fold_results = results[j * len(points):(j + 1) * len(points)]
-        selections.append(FoldSelection(fold=fold, params=points, results=fold_results,
+        selections.append(FoldSelection(fold=source.fold, params=points, results=fold_results,
                                         selected=select_best(fold_results, measure)))
     return GridResult(data_dir=str(root), method=method, loss=loss, solver=solver, grid=grid,
                       measure=measure, preset=preset, k=k, folds=selections, backend=backend,

@@ -1,9 +1,10 @@
 """Data sets that a task names by paths and numbers, and the per-process cache that reads them.
 
-A task never carries data: it carries a *source* (a LETOR fold folder, or the numbers of a
-synthetic generator), and whichever process runs it rebuilds the data from that. Reading a
-LETOR file costs far more than fitting a linear ranker on it (OHSUMED's ``train.txt``:
-about 0.7 s to parse, 0.02-0.08 s for PRSVM+), so each process keeps the last
+A task never carries data: it carries a *source* (a LETOR fold folder, three files of a
+grid's one fold, or the numbers of a synthetic generator), and whichever process runs it
+rebuilds the data from that. Reading a LETOR file costs far more than fitting a linear
+ranker on it (OHSUMED's ``train.txt``: about 0.7 s to parse, 0.02-0.08 s for PRSVM+), so
+each process keeps the last
 :data:`CACHE_SIZE` data sets it built (:func:`functools.lru_cache`, keyed by the file's
 resolved path, modification time and size, or by the generator's numbers): a process that
 runs every grid point of a fold reads the fold's files once.
@@ -15,6 +16,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from cvxrank.data.files import read_ranking_file
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import read_svmlight
 from cvxrank.data.synthetic import SyntheticSpec
@@ -60,6 +62,43 @@ class LetorFold:
 
 
 @dataclass(frozen=True)
+class SplitFiles:
+    """A training, a validation and a test file, each SVMlight/LETOR or LightGBM (with its
+    ``FILE.query``; :func:`cvxrank.data.files.read_ranking_file`): the one fold of a grid on
+    files that are not in a ``FoldK`` folder.
+
+    Attributes
+    ----------
+    train, vali, test : str
+        The files (resolved paths).
+    fold : int
+        The number reported for it (1).
+    """
+
+    train: str
+    vali: str
+    test: str
+    fold: int = 1
+
+    @property
+    def key(self) -> str:
+        """What tasks on the same files share."""
+        return f"files {self.train} | {self.vali} | {self.test}"
+
+    def path(self, split: str) -> Path:
+        """The file of ``split`` (``train``, ``vali`` or ``test``)."""
+        if split not in LETOR_SPLITS:
+            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(LETOR_SPLITS)}")
+        return Path(getattr(self, split))
+
+    def load(self, split: str) -> RankingData:
+        """The data of ``split``, read once per process (see the module docstring)."""
+        path = self.path(split).resolve()
+        stat = path.stat()
+        return _read_any(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@dataclass(frozen=True)
 class Synthetic(SyntheticSpec):
     """A seeded synthetic data set (:class:`~cvxrank.data.synthetic.SyntheticSpec`) as a
     source of tasks. It has one split, ``train``.
@@ -82,3 +121,9 @@ class Synthetic(SyntheticSpec):
 def _read_file(path: str, mtime_ns: int, size: int) -> RankingData:
     del mtime_ns, size  # part of the cache key: a rewritten file is read again
     return read_svmlight(path)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _read_any(path: str, mtime_ns: int, size: int) -> RankingData:
+    del mtime_ns, size  # part of the cache key: a rewritten file is read again
+    return read_ranking_file(path)[0]

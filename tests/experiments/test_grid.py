@@ -306,3 +306,47 @@ def test_cli_no_scheduler_at_the_address(cli, letor_dir, capsys, monkeypatch) ->
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert err.startswith("cvxrank: error: no Dask scheduler at tcp://127.0.0.1:9")
+
+
+# --------------------------------------------------------------------------- three files
+
+
+def test_grid_on_three_files_equals_the_fold_folder(letor_dir, sequential, cli, capsys,
+                                                    tmp_path) -> None:
+    """``--train/--vali/--test`` on a fold's three files gives that fold's selection and
+    measures; the files may be anywhere and in LightGBM format (FILE.query)."""
+    fold = letor_dir / "Fold2"
+
+    def argv(train: Path, vali: Path, test: Path) -> list[str]:
+        return ["grid", "--method", "ranksvm", "--train", str(train), "--vali", str(vali),
+                "--test", str(test), "--param", "C=" + ",".join(map(str, C_VALUES)), "--json"]
+
+    assert cli(argv(fold / "train.txt", fold / "vali.txt", fold / "test.txt")) == 0
+    report = json.loads(capsys.readouterr().out)
+    (only,) = report["folds"]
+    expected = sequential.folds[1]
+    assert only["selected"] == expected.selected_params
+    assert only["test"] == expected.results[expected.selected].measures["test"]
+    # the same three files in LightGBM's format, elsewhere
+    for split in ("train", "vali", "test"):
+        data = read_letor_fold(letor_dir, 2)[split]
+        lines = (fold / f"{split}.txt").read_text().splitlines()
+        body = [" ".join(p for p in line.split() if not p.startswith("qid:")) for line in lines]
+        (tmp_path / f"rank.{split}").write_text("\n".join(body) + "\n")
+        (tmp_path / f"rank.{split}.query").write_text(
+            "\n".join(str(int(n)) for n in np.diff(data.query_ptr)) + "\n")
+    assert cli(argv(tmp_path / "rank.train", tmp_path / "rank.vali", tmp_path / "rank.test")) == 0
+    lightgbm = json.loads(capsys.readouterr().out)["folds"][0]
+    assert lightgbm["selected"] == only["selected"] and lightgbm["test"] == only["test"]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--train", "T"], "--train needs --vali and --test"),
+    (["--data", "D", "--vali", "V"], "--vali and --test go with --train"),
+    (["--train", "T", "--vali", "V", "--test", "S", "--folds", "1"], "takes no --folds"),
+    (["--train", "nope.txt", "--vali", "V", "--test", "S"], "nope.txt: no such train file"),
+])
+def test_grid_file_options_are_checked(cli, capsys, extra, message) -> None:
+    assert cli(["grid", "--method", "ranksvm", "--param", "C=1", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
