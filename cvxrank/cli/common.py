@@ -289,13 +289,9 @@ def load_data(
     path: str | os.PathLike[str], fmt: str | None = None, query: str | None = None,
     cache: bool | None = None,
 ) -> tuple[RankingData, str, str | None]:
-    """Read a data file; return the data, the format used and the group-sizes file (if any).
-
-    A LightGBM file (``fmt="lightgbm"``, ``query`` given, or detected) takes its queries from
-    the group sizes; a ``qid:`` field in it is an error rather than silently overridden.
-    ``cache`` is :func:`~cvxrank.data.svmlight.read_svmlight`'s (False for
-    ``--no-read-cache``, whose ``args.read_cache`` is passed here).
-    """
+    """:func:`cvxrank.data.files.read_ranking_file` (imported on first use, so that the
+    command line's start-up imports no numpy): the data, the format used and the group-sizes
+    file (if any); ``cache`` False for ``--no-read-cache``."""
     from cvxrank.data.files import read_ranking_file
 
     return read_ranking_file(path, fmt, query, cache)

@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxrank.numerics.sets import Box, ConvexSet, L1InfBall, Simplex
+from cvxrank.utils.named import by_name
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -342,11 +343,7 @@ def query_loss(loss: str | QueryLoss) -> QueryLoss:
     ValueError
         For any other name or object.
     """
-    if isinstance(loss, QueryLoss):
-        return loss
-    if isinstance(loss, str) and loss in QUERY_LOSSES:
-        return QUERY_LOSSES[loss]
-    raise ValueError(f"loss must be one of {', '.join(QUERY_LOSSES)}; got {loss!r}")
+    return by_name(loss, QueryLoss, QUERY_LOSSES, "loss")
 
 
 def _first_argmax(values: np.ndarray, segment: np.ndarray, starts: np.ndarray) -> np.ndarray:

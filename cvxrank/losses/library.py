@@ -36,6 +36,7 @@ from scipy.special import expit
 
 from cvxrank.losses.pair_loss import PairLoss
 from cvxrank.losses.pieces import Ramp
+from cvxrank.utils.named import by_name
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -71,12 +72,7 @@ def pair_loss(loss: str | PairLoss) -> PairLoss:
         For a name that is not a built-in loss, or an object that is not a
         :class:`~cvxrank.losses.pair_loss.PairLoss`.
     """
-    if isinstance(loss, PairLoss):
-        return loss
-    if isinstance(loss, str) and loss in BUILT_IN:
-        return BUILT_IN[loss]
-    raise ValueError(f"loss must be one of {', '.join(BUILT_IN)} or a cvxrank.losses.PairLoss; "
-                     f"got {loss!r}")
+    return by_name(loss, PairLoss, BUILT_IN, "loss", " or a cvxrank.losses.PairLoss")
 
 
 def ramp_of(loss: str | PairLoss) -> tuple[PairLoss, Ramp]:

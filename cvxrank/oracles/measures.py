@@ -37,6 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from cvxrank.utils.named import by_name
+
 
 @dataclass(frozen=True)
 class MeasureOptions:
@@ -253,8 +255,4 @@ def ranking_measure(measure: str | RankingMeasure) -> RankingMeasure:
     ValueError
         For any other name or object.
     """
-    if isinstance(measure, RankingMeasure):
-        return measure
-    if isinstance(measure, str) and measure in RANKING_MEASURES:
-        return RANKING_MEASURES[measure]
-    raise ValueError(f"measure must be one of {', '.join(RANKING_MEASURES)}; got {measure!r}")
+    return by_name(measure, RankingMeasure, RANKING_MEASURES, "measure")

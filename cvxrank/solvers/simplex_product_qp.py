@@ -201,14 +201,7 @@ def _simplex_kkt_solution(Q: np.ndarray, b: np.ndarray, total: float, idx: np.nd
     kkt[k, k] = 0.0
     rhs = np.empty(k + 1)
     rhs[:k], rhs[k] = b[idx], total
-    try:
-        sol = np.linalg.solve(kkt, rhs)
-    except np.linalg.LinAlgError:
-        sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
-    if not np.all(np.isfinite(sol)):
-        raise SolverError("the one-block master QP's KKT system gave a non-finite "
-                          "solution (ill-conditioned cuts)")
-    return sol
+    return _solve_kkt(kkt, rhs, "one-block")
 
 
 def _simplex_step_towards(x: np.ndarray, support: np.ndarray, idx: np.ndarray,
@@ -555,14 +548,7 @@ def _kkt_solution(Gs: np.ndarray, c: np.ndarray, blocks: np.ndarray, n_blocks: i
     kkt[np.arange(k), k + blocks] = 1.0
     kkt[k + blocks, np.arange(k)] = 1.0
     rhs = np.concatenate([c, np.full(n_blocks, total)])
-    try:
-        sol = np.linalg.solve(kkt, rhs)
-    except np.linalg.LinAlgError:
-        sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
-    if not np.all(np.isfinite(sol)):
-        raise SolverError("the several-block master QP's KKT system gave a non-finite "
-                          "solution (ill-conditioned cuts)")
-    return sol
+    return _solve_kkt(kkt, rhs, "several-block")
 
 
 def _entering(Gx: np.ndarray, cx: np.ndarray, bx: np.ndarray, starts: np.ndarray,
@@ -609,3 +595,16 @@ def _step_towards(Gs: np.ndarray, c: np.ndarray, blocks: np.ndarray, n_blocks: i
         if _value(Gs, c, z) < best:
             return z, float(length)
     return safe, alpha
+
+
+def _solve_kkt(kkt: np.ndarray, rhs: np.ndarray, which: str) -> np.ndarray:
+    """The solution of a master QP's KKT system (least squares when it is singular);
+    SolverError naming ``which`` master when it is not finite (ill-conditioned cuts)."""
+    try:
+        sol = np.linalg.solve(kkt, rhs)
+    except np.linalg.LinAlgError:
+        sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+    if not np.all(np.isfinite(sol)):
+        raise SolverError(f"the {which} master QP's KKT system gave a non-finite "
+                          "solution (ill-conditioned cuts)")
+    return sol
