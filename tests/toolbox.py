@@ -112,3 +112,26 @@ def install_clock(monkeypatch: Any, *modules: Any, tick: float = 2.0**-20) -> Ti
         assert getattr(module, "time", None) is time, f"{module.__name__} has no time module"
         monkeypatch.setattr(module, "time", clock)
     return clock
+
+
+def rankmm_query_losses(data: Any, w: np.ndarray, loss: str) -> np.ndarray:
+    """Each query's RankMM loss :math:`L_i` over explicit loops over its pairs (Agarwal &
+    Collins, Sects. 3.1-3.3; ``loss`` a name: ``average``, ``max`` or ``max_average``)."""
+    from itertools import product
+
+    s, out = data.X @ w, np.zeros(data.n_queries)
+    for q in range(data.n_queries):
+        lo, hi = data.query_ptr[q], data.query_ptr[q + 1]
+        y, sq = data.y[lo:hi], s[lo:hi]
+        hinge = {(j, k): max(0.0, (y[j] - y[k]) - (sq[j] - sq[k]))
+                 for j, k in product(range(hi - lo), repeat=2) if y[j] > y[k]}
+        if not hinge:
+            continue
+        if loss == "average":
+            out[q] = sum(hinge.values()) / len(hinge)
+        elif loss == "max":
+            out[q] = max(hinge.values())
+        else:
+            out[q] = max(np.mean([v for (_, k), v in hinge.items() if k == low])
+                         for low in {k for _, k in hinge})
+    return out

@@ -9,12 +9,11 @@ and score, qid and group inputs, and the command line's JSON and bad input.
 from __future__ import annotations
 
 import json
-from itertools import product
 
 import numpy as np
 import pytest
 from sklearn.base import clone
-from toolbox import rel
+from toolbox import rankmm_query_losses, rel
 
 from cvxrank.certificates.reference import solve_reference
 from cvxrank.cli.main import main as cli_main
@@ -42,22 +41,7 @@ def small_data(seed: int = 5) -> RankingData:
 
 def brute_force_objective(data: RankingData, w: np.ndarray, loss: str) -> float:
     """(1/2)||w||^2 + (C/m) sum_i L_i over explicit loops (Sects. 3.1-3.3)."""
-    s, total = data.X @ w, 0.0
-    for q in range(data.n_queries):
-        lo, hi = data.query_ptr[q], data.query_ptr[q + 1]
-        y, sq = data.y[lo:hi], s[lo:hi]
-        hinge = {(j, k): max(0.0, (y[j] - y[k]) - (sq[j] - sq[k]))
-                 for j, k in product(range(hi - lo), repeat=2) if y[j] > y[k]}
-        if not hinge:
-            continue
-        if loss == "average":
-            total += sum(hinge.values()) / len(hinge)
-        elif loss == "max":
-            total += max(hinge.values())
-        else:
-            lowers = {k for _, k in hinge}
-            total += max(np.mean([v for (_, k), v in hinge.items() if k == low])
-                         for low in lowers)
+    total = float(rankmm_query_losses(data, w, loss).sum())
     return 0.5 * float(w @ w) + C / data.n_queries * total
 
 
