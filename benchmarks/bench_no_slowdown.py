@@ -1,8 +1,10 @@
 """No slowdown: ``cvxrank verify`` and the Chapelle reproduction, old tree against this one.
 
-Target (issue 10): ``make verify`` (``cvxrank verify --no-figures``) and ``cvxrank reproduce
-chapelle-table3`` within 10 % of the times of the code before the issue, measured in the
-same run.
+Targets: ``make verify`` (``cvxrank verify --no-figures``) and ``cvxrank reproduce
+chapelle-table3`` within ``--target`` (default 1.05: issue 33's 5 %; issue 10 asked 10 %) of
+the times of the code before the change, measured in the same run. Run it with
+``CVXRANK_AOT=0`` to time both trees' kernels compiled just in time (an exported old tree has
+no ahead-of-time modules).
 
 The old code is the tree of ``--revision`` (default ``38e45cc``, the commit before the
 issue-10 work), exported with ``git archive`` into a temporary folder (read-only for the
@@ -15,8 +17,8 @@ an untimed run. The last round's JSON outputs are compared: Table 3's NDCG@10, o
 Newton/CG/LIBLINEAR iteration counts, and every verify pair's verdict, p*, iterations and
 final gap.
 
-Run: ``.venv/bin/python benchmarks/bench_no_slowdown.py [--revision 38e45cc] [--rounds 2]
-[--only verify table3]``.
+Run: ``CVXRANK_AOT=0 .venv/bin/python benchmarks/bench_no_slowdown.py [--revision 38e45cc]
+[--rounds 2] [--only verify table3] [--target 1.05]``.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from _common import OHSUMED, export_tree, markdown_table, print_machine, verdict
 
 #: The commit before the issue-10 work.
 DEFAULT_REVISION = "38e45cc"
-TARGET = 1.10
+TARGET = 1.05
 REPO = Path(__file__).resolve().parents[1]
 
 COMMANDS = {
@@ -111,6 +113,8 @@ def main() -> None:
                         help=f"the old code's commit (default {DEFAULT_REVISION})")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only", nargs="+", choices=list(COMMANDS), default=list(COMMANDS))
+    parser.add_argument("--target", type=float, default=TARGET,
+                        help=f"largest new / old ratio that passes (default {TARGET})")
     args = parser.parse_args()
     print_machine()
     with tempfile.TemporaryDirectory(prefix="cvxrank-no-slowdown-") as tmp:
@@ -145,8 +149,8 @@ def main() -> None:
         for line in diffs[:40]:
             print(f"  {line}")
     for command, ratio in ratios.items():
-        print(f"target: {command} within {TARGET:.2f}x of the old code: {ratio:.3f}x: "
-              f"{verdict(ratio <= TARGET)}")
+        print(f"target: {command} within {args.target:.2f}x of the old code: {ratio:.3f}x: "
+              f"{verdict(ratio <= args.target)}")
     print("load average now: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 

@@ -86,10 +86,11 @@ def _existing_dir(data_dir: str | Path) -> Path:
     return root
 
 
-def check_params(method: str, loss: str | None, grid: Grid) -> str:
+def check_params(method: str, loss: Any, grid: Grid) -> Any:
     """Check the method, its loss and that every grid axis is a numeric hyper-parameter of
     the method's formulation (a keyword argument with a float default, such as ``C``);
-    return the loss (the method's default when None).
+    return the loss (:meth:`cvxrank.methods.Method.check_loss`: the method's default when
+    None, the object a ``"module:object"`` name imports).
 
     Raises
     ------
@@ -279,7 +280,7 @@ class GridResult:
         }
 
 
-def letor_tasks(sources: Sequence[LetorFold | SplitFiles], *, method: str, loss: str,
+def letor_tasks(sources: Sequence[LetorFold | SplitFiles], *, method: str, loss: Any,
                 grid: Grid, solver: str = "auto", tol: float | None = None,
                 seed: int | None = 0, preset: str = "letor3", k: int = 10,
                 max_train_queries: int | None = None) -> list[Task]:
@@ -312,7 +313,7 @@ def run_letor_grid(
     *,
     method: str,
     grid: Grid,
-    loss: str | None = None,
+    loss: Any = None,
     select: str = "map",
     preset: str = "letor3",
     k: int = 10,
@@ -338,8 +339,9 @@ def run_letor_grid(
         A method of :mod:`cvxrank.methods`.
     grid : Grid
         Hyper-parameters of the method's formulation (``Grid.parse(["C=1e-5,1e-4"])``).
-    loss : str or None
-        The method's loss (None: its default).
+    loss : str, loss object or None
+        The method's loss (None: its default): a name, a ``"module:object"`` name or a loss
+        object (:mod:`cvxrank.losses`); the result reports the name given, or the object's.
     select : str
         The validation measure that selects (a key of :func:`cvxrank.metrics.evaluate`:
         ``map``, ``ndcg@10``, ...).
@@ -370,7 +372,8 @@ def run_letor_grid(
         When every point of a fold failed, for a malformed data file, or when the Dask
         scheduler does not answer.
     """
-    loss = check_params(method, loss, grid)
+    loss_object = check_params(method, loss, grid)  # a name, or the loss a module:object names
+    label = loss if isinstance(loss, str) else getattr(loss_object, "name", loss_object)
     measure = check_measure(select, preset=preset, k=k)
     execution = Execution(backend, workers, scheduler, blas_threads)
     if max_train_queries is not None and max_train_queries < 1:
@@ -384,7 +387,7 @@ def run_letor_grid(
         folds = find_folds(data_dir) if folds is None else [int(f) for f in folds]
         root = check_letor_dir(data_dir, folds)
         sources = [LetorFold(str(Path(root).resolve()), int(fold)) for fold in folds]
-    tasks = letor_tasks(sources, method=method, loss=loss, grid=grid, solver=solver,
+    tasks = letor_tasks(sources, method=method, loss=loss_object, grid=grid, solver=solver,
                         tol=tol, seed=seed, preset=preset, k=k,
                         max_train_queries=max_train_queries)
     start = time.perf_counter()
@@ -396,7 +399,7 @@ def run_letor_grid(
         fold_results = results[j * len(points):(j + 1) * len(points)]
         selections.append(FoldSelection(fold=source.fold, params=points, results=fold_results,
                                         selected=select_best(fold_results, measure)))
-    return GridResult(data_dir=str(root), method=method, loss=loss, solver=solver, grid=grid,
+    return GridResult(data_dir=str(root), method=method, loss=label, solver=solver, grid=grid,
                       measure=measure, preset=preset, k=k, folds=selections, backend=backend,
                       workers=execution.started_workers, elapsed=elapsed,
                       max_train_queries=max_train_queries)

@@ -350,3 +350,25 @@ def test_grid_file_options_are_checked(cli, capsys, extra, message) -> None:
     assert cli(["grid", "--method", "ranksvm", "--param", "C=1", *extra]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_grid_takes_a_researcher_s_loss_as_module_object(letor_dir, cli, capsys, tmp_path,
+                                                         monkeypatch) -> None:
+    """``--loss module:object`` (a user's ramp): every grid point is that loss's fit, the
+    report names the loss as given."""
+    (tmp_path / "my_losses.py").write_text(
+        "from cvxrank.losses import squared_hinge\nsq2 = squared_hinge.with_margin(2.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert cli(["grid", "--method", "ranksvm", "--loss", "my_losses:sq2", "--data",
+                str(letor_dir), "--folds", "1", "--param", "C=0.01,0.1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["loss"] == "my_losses:sq2"
+    import my_losses
+
+    split = read_letor_fold(letor_dir, 1)
+    points = report["folds"][0]["points"]
+    assert [p["params"]["C"] for p in points] == [0.01, 0.1]
+    for point in points:
+        f = get("ranksvm").build(split["train"], loss=my_losses.sq2, C=point["params"]["C"])
+        run = fit_formulation(f, "auto")
+        assert point["objective"] == pytest.approx(run.objective, rel=1e-9)
