@@ -17,6 +17,7 @@ from cvxrank.fitting import default_solver, fit_formulation
 from cvxrank.formulations.dorm import DORM, parse_measure, tie_averaged_reference
 from cvxrank.formulations.svmmap import SVMMAP
 from cvxrank.methods import DORM_LOSSES
+from cvxrank.oracles import measures
 from cvxrank.oracles.dorm import feature_map, measure_loss
 from cvxrank.oracles.svmmap import ap_loss, joint_feature_map
 from cvxrank.solvers.cutting_plane import solve_cutting_plane
@@ -99,7 +100,8 @@ def test_the_complete_problem_refuses_large_queries_with_the_count() -> None:
 
 
 def test_bad_names_and_data_are_refused() -> None:
-    assert parse_measure("NDCG@5") == ("ndcg", 5) and parse_measure("p@3") == ("precision", 3)
+    assert parse_measure("NDCG@5") == (measures.ndcg, 5)
+    assert parse_measure("p@3") == (measures.precision, 3)
     for bad in ("ndcg@0", "auc", "ndcg@x"):
         with pytest.raises(ValueError):
             parse_measure(bad)
