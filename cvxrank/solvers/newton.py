@@ -31,7 +31,9 @@ Details the paper leaves open, as implemented here:
 * **Exact steps for few features**: once a step's CG needed as many products as there are
   features (d), the next step forms the d x d Newton matrix with d products and solves it by
   Cholesky, while the certified gap is above 1e-6 (:data:`EXPLICIT_MAX_FEATURES`,
-  :data:`EXPLICIT_GAP`); Chapelle & Keerthi use CG whatever d, which ends within d
+  :data:`EXPLICIT_GAP`), and at any gap after a CG that reached its iteration limit (an
+  ill-conditioned system, e.g. C = 1 on OHSUMED: CG's direction then barely descends and
+  the line search crawls); Chapelle & Keerthi use CG whatever d, which ends within d
   iterations in exact arithmetic but can take up to 2d in floating point.
 * **Step**: the paper takes t = 1; here t = 1 is tried first and halved until the Armijo
   condition :math:`P(w - t\delta w) \le P(w) - 10^{-4} t\, g^\top \delta w` holds (t = 1 is
@@ -244,7 +246,7 @@ def _truncated_newton(f: Any, options: SolverOptions, engine: str, name: str,
 
         gap = 0.5 * radius * radius  # the certified gap
         explicit = (explicit_allowed and bool(cg_counts) and cg_counts[-1] >= d
-                    and gap > EXPLICIT_GAP * abs(value))
+                    and (gap > EXPLICIT_GAP * abs(value) or cg_counts[-1] >= max_cg))
         direction, n_cg = _direction(model, C, g, explicit, _forcing(g_norm / g0_norm, rec),
                                      max_cg)
         explicit_steps += explicit
@@ -487,8 +489,9 @@ def _accurate_certificate(f: Any, rec: TraceRecorder, model: NewtonModel, w: np.
 
     Where that certificate still misses the tolerance, the iterate is refined
     (:data:`REFINEMENT_STEPS` at most, each kept only if it shrinks the gradient): the
-    Newton step solves the iterate's Newton system (its float64 Hessian) for the accurate
-    gradient, iterative refinement with the residual in extended precision (Higham 2002,
+    Newton step solves the iterate's Newton system (its float64 Hessian; exactly, by
+    Cholesky, for at most :data:`EXPLICIT_MAX_FEATURES` features, else by CG) for the
+    accurate gradient, iterative refinement with the residual in extended precision (Higham 2002,
     Ch. 12), which brings a weight of a 1e10 column within rounding of the optimum's where
     the float64 line search sees no decrease.
 
@@ -512,8 +515,11 @@ def _accurate_certificate(f: Any, rec: TraceRecorder, model: NewtonModel, w: np.
         radius = float(np.linalg.norm(g)) + float(np.linalg.norm(error))
         if within(0.5 * radius * radius, value, rec.tol):
             break
-        step, _ = _conjugate_gradient(lambda v: v + C * model.hessian_product(v), g,
-                                      REFINEMENT_RTOL, max_cg, diagonal)
+        if model.n_features <= EXPLICIT_MAX_FEATURES:  # the system itself, however conditioned
+            step = _newton_system(model.newton_matrix(), C, g)
+        else:
+            step, _ = _conjugate_gradient(lambda v: v + C * model.hessian_product(v), g,
+                                          REFINEMENT_RTOL, max_cg, diagonal)
         refined = w - step
         g_new, error_new = f.accurate_gradient(refined)
         if not np.linalg.norm(g_new) < np.linalg.norm(g):

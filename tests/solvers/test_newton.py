@@ -336,7 +336,9 @@ def test_conjugate_gradient_solves(preconditioned: bool) -> None:
 def test_ohsumed_fold3_certifies_its_test_measures(shared_data) -> None:
     """PRSVM+ at C = 1 on OHSUMED Fold3 reaches the exact optimum and certifies every test
     measure in a few Newton steps (with the step's scores summed from CG's products it
-    crawled for 15 steps at a radius of 3.4e-3, 21 MAP queries uncertified)."""
+    crawled for 15 steps at a radius of 3.4e-3, 21 MAP queries uncertified; with CG at its
+    iteration limit on this ill-conditioned system, it crawled 15 steps at 1.6e-3 on a CPU
+    whose rounding gave CG a poorer direction, until the exact Newton system replaced it)."""
     from cvxrank.certificates.certify import EvaluationTarget
     from cvxrank.data import read_svmlight
     from cvxrank.fitting import fit_formulation
