@@ -10,7 +10,9 @@ between them. The run ends with status ``time_budget``, and the call returns by 
 plus one iteration (the longest time per iteration between two records, plus the callback's
 pause) plus :data:`SLACK` for what follows the last record (the run's result, ConeRank's
 block certificates), times the machine's contention (:func:`contention`: the work after the
-last record takes longer on a loaded machine).
+last record takes longer on a loaded machine). The runs use one BLAS thread: the budget's
+logic is under test, not BLAS threads spinning on a busy machine. (Before budgets were
+checked between records, runs took 9-14 s under this 1 s budget.)
 """
 
 from __future__ import annotations
@@ -27,14 +29,16 @@ from cvxrank.data.synthetic import make_synthetic
 from cvxrank.methods import METHODS
 from cvxrank.registry import entries
 from cvxrank.solvers import solvers_for
+from cvxrank.utils.threads import blas_threads
 
 pytestmark = pytest.mark.slow  # every solver for a second each
 
 BUDGET = 1.0
 #: The callback's pause at every record (seconds).
 PAUSE = 0.1
-#: Time allowed after the last record: the result, its certificates (seconds).
-SLACK = 0.5
+#: Time allowed after the last record: the result, its certificates (seconds; 0.2-0.3 s
+#: alone, more on a loaded machine).
+SLACK = 1.0
 
 #: A data set on which the first-order and stochastic solvers need far more than the budget.
 DATA = make_synthetic(n_queries=120, docs_per_query=(20, 50), n_features=25, n_grades=3,
@@ -80,10 +84,11 @@ CASES = _cases()
 
 
 def one_iteration(run: Run) -> float:
-    """The longest time per iteration between two records of the run's trace, before its
-    last record (the iteration the budget ended is not the measure of one)."""
-    k = np.asarray(run.trace.iteration[:-1], dtype=float)
-    t = np.asarray(run.trace.time[:-1], dtype=float)
+    """The longest time per iteration between two records of the run's trace, the
+    iteration in which the budget ran out included (a Newton iteration near the end, with
+    more CG products, takes longer than the earlier ones)."""
+    k = np.asarray(run.trace.iteration, dtype=float)
+    t = np.asarray(run.trace.time, dtype=float)
     dk, dt = np.diff(k), np.diff(t)
     per = dt[dk > 0] / dk[dk > 0]
     return float(per.max()) if per.size else 0.0
@@ -106,8 +111,9 @@ def test_the_budget_holds_to_one_iteration(label: str, solver: str, make) -> Non
         return False
 
     started = time.perf_counter()
-    run = SOLVERS[solver](formulation, tol=0.0, max_iter=10**8, time_budget=BUDGET, seed=0,
-                          callback=pause)
+    with blas_threads(1):  # the budget's logic, not BLAS threads spinning on a busy machine
+        run = SOLVERS[solver](formulation, tol=0.0, max_iter=10**8, time_budget=BUDGET,
+                              seed=0, callback=pause)
     wall = time.perf_counter() - started
     assert run.status is Status.TIME_BUDGET, (run.status, run.message)
     allowed = BUDGET + one_iteration(run) + PAUSE + SLACK * contention()
