@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -356,19 +357,20 @@ def test_grid_takes_a_researcher_s_loss_as_module_object(letor_dir, cli, capsys,
                                                          monkeypatch) -> None:
     """``--loss module:object`` (a user's ramp): every grid point is that loss's fit, the
     report names the loss as given."""
-    (tmp_path / "my_losses.py").write_text(
+    (tmp_path / "grid_losses.py").write_text(
         "from cvxrank.losses import squared_hinge\nsq2 = squared_hinge.with_margin(2.0)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert cli(["grid", "--method", "ranksvm", "--loss", "my_losses:sq2", "--data",
+    monkeypatch.delitem(sys.modules, "grid_losses", raising=False)  # imported afresh here
+    assert cli(["grid", "--method", "ranksvm", "--loss", "grid_losses:sq2", "--data",
                 str(letor_dir), "--folds", "1", "--param", "C=0.01,0.1", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["loss"] == "my_losses:sq2"
-    import my_losses
+    assert report["loss"] == "grid_losses:sq2"
+    grid_losses = sys.modules["grid_losses"]  # the module the command imported
 
     split = read_letor_fold(letor_dir, 1)
     points = report["folds"][0]["points"]
     assert [p["params"]["C"] for p in points] == [0.01, 0.1]
     for point in points:
-        f = get("ranksvm").build(split["train"], loss=my_losses.sq2, C=point["params"]["C"])
+        f = get("ranksvm").build(split["train"], loss=grid_losses.sq2, C=point["params"]["C"])
         run = fit_formulation(f, "auto")
         assert point["objective"] == pytest.approx(run.objective, rel=1e-9)
