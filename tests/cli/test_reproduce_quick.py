@@ -38,6 +38,7 @@ def test_the_quick_presets_are_small_and_explicit_options_win() -> None:
     assert Fig3Config().sizes != Fig3Config.quick().sizes
 
 
+@pytest.mark.slow  # two reproduction runs
 def test_quick_figure_and_convergence_runs(tmp_path, capsys) -> None:
     out = tmp_path / "f3"
     assert cli_main(["reproduce", "chapelle-fig3", "--quick", "--out", str(out),

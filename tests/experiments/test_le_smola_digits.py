@@ -12,6 +12,8 @@ import pytest
 from cvxrank.cli.main import main
 from cvxrank.experiments.le_smola import digits as dg
 
+pytestmark = pytest.mark.slow  # a reproduction run (its quick preset, about 30 s)
+
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict, str]:
@@ -20,7 +22,6 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict, str]
     return code, json.loads((out / "le-smola-digits.json").read_text()), str(out)
 
 
-@pytest.mark.slow  # a reproduction
 def test_quick_cli_writes_finite_table(quick_run, capsys) -> None:
     code, result, out = quick_run
     assert code == 0

@@ -542,6 +542,7 @@ def test_given_pair_set_with_default_weights() -> None:
     assert rel(f.primal_value(w), 0.5 * w @ w + 0.5 * brute) <= EXPRESSION_MATCH
 
 
+@pytest.mark.slow  # compiles the kernels (seconds)
 def test_compiled_passes_are_cached_on_disk(tmp_path) -> None:
     # without the ahead-of-time module (CVXRANK_AOT=0): a first process compiles both
     # kernels and writes them to the cache; a second one loads them (cache hits, no miss)

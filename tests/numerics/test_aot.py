@@ -122,6 +122,7 @@ def twice(x):
 
 
 @pytest.mark.skipif(not HAS_COMPILER, reason="no C compiler")
+@pytest.mark.slow  # compiles a module (seconds)
 def test_build_writes_a_module_that_loads_and_replaces_its_older_versions(
         tmp_path: Path) -> None:
     source = tmp_path / "tiny_kernels.py"

@@ -80,6 +80,7 @@ def test_summaries_and_markdown(result) -> None:
     json.dumps(result.to_dict())
 
 
+@pytest.mark.slow  # a reproduction run
 def test_figures_and_csvs(result, tmp_path) -> None:
     files = write_convergence(result, tmp_path)
     assert set(files) == ({f"{n}.png" for n in FIGURES} | {f"{n}.csv" for n in FIGURES}
@@ -116,6 +117,7 @@ def test_run_convergence_refuses_bad_options(data, kwargs, message) -> None:
         run_convergence(data, **kwargs)
 
 
+@pytest.mark.slow  # a reproduction run
 def test_cli_reproduce(capsys, data, tmp_path) -> None:
     train = tmp_path / "train.txt"
     write_svmlight(data, train)
