@@ -18,7 +18,6 @@ from pathlib import Path
 
 from cvxrank.data.files import read_ranking_file
 from cvxrank.data.ranking_data import RankingData
-from cvxrank.data.svmlight import read_svmlight
 from cvxrank.data.synthetic import SyntheticSpec
 
 #: Data sets each process keeps (two LETOR folds' train, vali and test).
@@ -56,9 +55,7 @@ class LetorFold:
 
     def load(self, split: str) -> RankingData:
         """The data of ``split``, read once per process (see the module docstring)."""
-        path = self.path(split).resolve()
-        stat = path.stat()
-        return _read_file(str(path), stat.st_mtime_ns, stat.st_size)
+        return read_cached(self.path(split))
 
 
 @dataclass(frozen=True)
@@ -93,9 +90,7 @@ class SplitFiles:
 
     def load(self, split: str) -> RankingData:
         """The data of ``split``, read once per process (see the module docstring)."""
-        path = self.path(split).resolve()
-        stat = path.stat()
-        return _read_any(str(path), stat.st_mtime_ns, stat.st_size)
+        return read_cached(self.path(split))
 
 
 @dataclass(frozen=True)
@@ -117,13 +112,15 @@ class Synthetic(SyntheticSpec):
         return self.generate()
 
 
+def read_cached(path: Path) -> RankingData:
+    """The data file ``path`` (either format, :func:`cvxrank.data.files.read_ranking_file`),
+    read once per process while it is unchanged (see the module docstring)."""
+    resolved = path.resolve()
+    stat = resolved.stat()
+    return _read_file(str(resolved), stat.st_mtime_ns, stat.st_size)
+
+
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _read_file(path: str, mtime_ns: int, size: int) -> RankingData:
-    del mtime_ns, size  # part of the cache key: a rewritten file is read again
-    return read_svmlight(path)
-
-
-@functools.lru_cache(maxsize=CACHE_SIZE)
-def _read_any(path: str, mtime_ns: int, size: int) -> RankingData:
     del mtime_ns, size  # part of the cache key: a rewritten file is read again
     return read_ranking_file(path)[0]
