@@ -33,14 +33,15 @@ install: $(STAMP)
 verify: install
 	$(BIN)/cvxrank verify
 
-# the whole suite in two processes (pytest-xdist): about 10 minutes on two cores, against 17 in
-# one; every test holds under that load (timing tests bound the solver's own clock or allow it)
+# the whole suite in two processes (pytest-xdist): under 15 minutes on two cores; every test
+# holds under that load (timing tests bound the solver's own clock or allow it)
 test: install
 	$(BIN)/python -m pytest -q -n 2 tests
 
-# the suite without the tests marked slow (real data, notebooks, verify sweeps, reproductions,
-# the per-solver budgets), in two processes (pytest-xdist): under three minutes on two cores,
-# for the edit-test loop; `make test` runs everything
+# the suite without the tests marked slow (real data, notebooks, verify and figures runs,
+# reproductions, kernel compilations, the per-solver budgets, the seeds of a costly sweep beyond
+# its sample), in two processes (pytest-xdist): under three minutes on two cores, for the
+# edit-test loop; `make test` runs everything
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not slow" -n 2 tests
 

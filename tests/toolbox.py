@@ -30,6 +30,12 @@ Clocks
     * :func:`install_clock` -- a :class:`TickingClock` in place of the ``time`` module of the
       given cvxrank modules: durations, time budgets and "charged to the solver's clock" are
       then tested on a clock that advances by known amounts, not on the wall clock.
+
+Sweeps
+    * :func:`sampled` -- the values of a parametrized sweep (seeds, instances) with all but the
+      first few marked ``slow``: ``make test-fast`` checks the property on a sample of the
+      sweep, ``make test`` on all of it;
+    * :func:`slow_if` -- the marks of one case of a sweep: ``slow`` or none.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
 
 from cvxrank.certificates.reference import Reference, solve_reference
 from cvxrank.tolerances import relative_gap
@@ -135,3 +142,23 @@ def rankmm_query_losses(data: Any, w: np.ndarray, loss: str) -> np.ndarray:
             out[q] = max(np.mean([v for (_, k), v in hinge.items() if k == low])
                          for low in {k for _, k in hinge})
     return out
+
+
+def sampled(values: Any, fast: int = 1) -> list[Any]:
+    """The values of a parametrized sweep, the first ``fast`` of them as they are and the rest
+    marked ``slow`` (``make test-fast`` runs the sample, ``make test`` the whole sweep).
+
+    Parameters
+    ----------
+    values : iterable
+        The sweep, in the order of ``pytest.mark.parametrize``'s argument values.
+    fast : int
+        How many values the fast loop keeps.
+    """
+    return [value if i < fast else pytest.param(value, marks=pytest.mark.slow)
+            for i, value in enumerate(values)]
+
+
+def slow_if(condition: bool) -> tuple[pytest.MarkDecorator, ...]:
+    """``marks=`` for one ``pytest.param`` of a sweep: ``slow`` where ``condition`` holds."""
+    return (pytest.mark.slow,) if condition else ()

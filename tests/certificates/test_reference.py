@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 from sklearn.svm import LinearSVC
-from toolbox import install_clock, rel, signed_rel
+from toolbox import install_clock, rel, sampled, signed_rel
 
 import cvxrank.certificates.reference as reference
 from cvxrank.certificates.reference import (
@@ -69,7 +69,7 @@ def explicit_pairs(data: RankingData) -> tuple[list[tuple[int, int]], np.ndarray
 # -- primal-dual agreement of the certified reference -----------------------------------------
 @pytest.mark.parametrize("solver", ["CLARABEL", "ECOS"])
 @pytest.mark.parametrize("loss", LOSSES)
-@pytest.mark.parametrize("name", list(INSTANCES))
+@pytest.mark.parametrize("name", sampled(INSTANCES, fast=4))
 def test_reference_primal_and_dual_agree(name: str, loss: str, solver: str) -> None:
     f = instance(name, loss)
     ref = solve_reference(f, solver)

@@ -124,6 +124,13 @@ def hinge():
     return certified(RankSVM(data, C=0.01, loss="hinge"))
 
 
+@pytest.fixture(scope="module")
+def pg_run(hinge):
+    """The projected-gradient run on :func:`hinge` that the tests below perturb (a frozen
+    ``Run``: each test derives its own with ``dataclasses.replace``)."""
+    return solve_projected_gradient(hinge[0])
+
+
 def test_good_run_passes_with_consistent_numbers(hinge) -> None:
     f, ref = hinge
     r = solve_accelerated_gradient(f)
@@ -138,9 +145,9 @@ def test_good_run_passes_with_consistent_numbers(hinge) -> None:
     json.dumps(to_jsonable(v.as_dict()))  # JSON-ready
 
 
-def test_perturbed_w_fails_on_the_gap(hinge) -> None:
+def test_perturbed_w_fails_on_the_gap(hinge, pg_run) -> None:
     f, ref = hinge
-    r = solve_projected_gradient(f)
+    r = pg_run
     bad = replace(r, w=r.w + 0.05 * np.linalg.norm(r.w))
     v = validate(bad, ref, RateSpec.sublinear(-1), formulation=f)
     assert not v.passed
@@ -149,18 +156,18 @@ def test_perturbed_w_fails_on_the_gap(hinge) -> None:
     assert validate(bad, ref, RateSpec.sublinear(-1)).passed
 
 
-def test_infeasible_alpha_fails(hinge) -> None:
+def test_infeasible_alpha_fails(hinge, pg_run) -> None:
     f, ref = hinge
-    r = solve_projected_gradient(f)
+    r = pg_run
     alpha = r.alpha.copy()
     alpha[0] = -1e-3
     v = validate(replace(r, alpha=alpha), ref, RateSpec.sublinear(-1), formulation=f)
     assert not v.passed and any("dual infeasibility" in reason for reason in v.reasons)
 
 
-def test_median_over_seeds(hinge) -> None:
+def test_median_over_seeds(hinge, pg_run) -> None:
     f, ref = hinge
-    good = solve_projected_gradient(f)
+    good = pg_run
     bad = replace(good, w=good.w * 1.5)
     rate = RateSpec.sublinear(-1)
     v = validate_runs([good, bad, good], ref, rate, formulation=f)
@@ -170,9 +177,9 @@ def test_median_over_seeds(hinge) -> None:
     assert v.reasons[0].startswith("median over 3 seeds: relative objective gap")
 
 
-def test_rate_as_function_of_formulation(hinge) -> None:
+def test_rate_as_function_of_formulation(hinge, pg_run) -> None:
     f, ref = hinge
-    r = solve_projected_gradient(f)
+    r = pg_run
     v = validate(r, ref, lambda form: RateSpec.sublinear(-1, label=form.name), formulation=f)
     assert v.rate.expected == f.name
     with pytest.raises(ValueError, match="formulation"):

@@ -172,6 +172,7 @@ def test_files_of_a_figures_folder_from_before_the_manifests_are_cvxrank_s(tmp_p
     assert not written_before_manifests(tmp_path / "ranksvm-hinge_quick-10q-10f.png")  # no README
 
 
+@pytest.mark.slow  # two figures runs
 def test_figures_refuses_an_existing_readme_and_reruns_over_its_own_files(
         capsys, tmp_path) -> None:
     readme = tmp_path / "README.md"
@@ -193,6 +194,7 @@ def test_figures_refuses_an_existing_readme_and_reruns_over_its_own_files(
     assert not leftovers(figures)
 
 
+@pytest.mark.slow  # a verify run
 def test_verify_regenerates_a_figures_folder_from_before_the_manifests(capsys, tmp_path) -> None:
     figures = tmp_path / "figures"
     figures.mkdir()

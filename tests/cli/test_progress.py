@@ -45,7 +45,8 @@ def commands(root: Path, tmp: Path) -> dict[str, list[object]]:
     }
 
 
-@pytest.mark.parametrize("command", ["fit", "grid", "verify", "figures"])
+@pytest.mark.parametrize("command", ["fit", "grid", *(pytest.param(c, marks=pytest.mark.slow)
+                                                      for c in ("verify", "figures"))])
 def test_progress_through_a_pipe(letor_dir, tmp_path, command) -> None:
     args = commands(letor_dir, tmp_path)[command]
     shown = cvxrank(*args, "--progress")

@@ -172,6 +172,7 @@ def test_cli_help_states_the_c_convention(cli, capsys) -> None:
     assert "default 5e-05" in out and "C/2" in out and "results/chapelle-table3" in out
 
 
+@pytest.mark.slow  # a reproduction run
 def test_cli_fig3_json(cli, tmp_path, capsys) -> None:
     code = cli(["reproduce", "chapelle-fig3", "--sizes", "50", "100", "--max-pairs", "1000",
                 "--repeat", "1", "--out", str(tmp_path), "--json"])

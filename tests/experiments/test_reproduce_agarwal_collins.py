@@ -222,6 +222,7 @@ def test_report_files(small_result, tmp_path) -> None:
     assert len(files["csv"].read_text().splitlines()) == 1 + 4 * 3 + 3 * 3
 
 
+@pytest.mark.slow  # a reproduction on processes
 def test_processes_backend_gives_the_same_selections(small_result, letor_dir) -> None:
     other = protocol.run_fig1(protocol.Fig1Config(
         data=letor_dir, seeds=(0, 1), certified=False,

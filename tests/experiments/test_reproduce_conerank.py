@@ -169,6 +169,7 @@ def test_sweep_and_spectrum(small_result) -> None:
     assert len(r.runs) == 2 * (2 * 2 + 1) and all(x["error"] is None for x in r.runs)
 
 
+@pytest.mark.slow  # a reproduction's reports
 def test_reports_are_written(small_result, tmp_path) -> None:
     files = report.write_table1(small_result, tmp_path)
     for key in ("markdown", "csv", "points_csv", "runs_csv", "json", "png", "passes_png",
@@ -200,6 +201,7 @@ def test_bad_options_are_refused(letor_dir) -> None:
 
 
 # -- CLI ---------------------------------------------------------------------------------
+@pytest.mark.slow  # a reproduction on processes
 def test_cli_quick_on_processes_selects_as_sequential(cli, letor_dir, small_result, tmp_path,
                                                       capsys) -> None:
     out = tmp_path / "out"
@@ -219,6 +221,7 @@ def test_cli_quick_on_processes_selects_as_sequential(cli, letor_dir, small_resu
             [c.best.measures["test"]["map"] for c in choices], abs=1e-12)
 
 
+@pytest.mark.slow  # reproduction runs
 def test_cli_without_sweep_or_spectrum_and_bad_input(cli, letor_dir, tmp_path, capsys) -> None:
     out = tmp_path / "o"
     code = cli(["reproduce", "conerank-table1", "--data", str(letor_dir), "--quick", "--K", "2",

@@ -93,6 +93,7 @@ def test_reports(result, tmp_path) -> None:
     assert len(data["methods"][0]["selected_C"]) == 2
 
 
+@pytest.mark.slow  # a reproduction run
 def test_cli_quick(letor_dir, tmp_path, capsys) -> None:
     code = cli_main.main(["reproduce", "le-smola-ohsumed", "--data", str(letor_dir), "--quick",
                           "--select", "ndcg@10", "--out", str(tmp_path), "--json"])

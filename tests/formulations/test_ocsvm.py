@@ -331,6 +331,7 @@ def _make_ocsvm(data: RankingData, params: dict) -> OrdinalSVM:
     return OrdinalSVM(data, C=params.get("C", 1.0))
 
 
+@pytest.mark.slow  # verify's pairs, every seed
 def test_run_pair_passes_on_quick_instances() -> None:
     entry = Entry("ocsvm-fixed", "ocsvm", solve_accelerated_gradient, RateSpec.sublinear(-2),
                   make_formulation=_make_ocsvm,

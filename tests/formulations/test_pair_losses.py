@@ -644,6 +644,7 @@ print(json.dumps(report))
 """
 
 
+@pytest.mark.slow  # compiles the kernels just in time in a fresh process
 def test_numpy_passes_first_then_compiled_once_the_budget_is_spent() -> None:
     # a fresh process without the ahead-of-time passes (CVXRANK_AOT=0, as when they could
     # not be built): the first evaluations run in numpy (numba not even imported); once the

@@ -18,11 +18,9 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = ROOT / "notebooks"
@@ -37,16 +35,24 @@ MAX_NOTEBOOK_BYTES = 2 * 1024 * 1024
 REFRESH = ".venv/bin/python tests/project/test_notebooks.py {name}"
 
 
-def _code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
-    return [cell for cell in nb.cells if cell.cell_type == "code"]
+def _read(path: Path) -> Any:
+    """The notebook at ``path`` as an ``nbformat.NotebookNode`` (imported here: nbformat's
+    schema validation takes seconds to import, which only the tests that run notebooks pay;
+    the checks of the committed files read the JSON)."""
+    nbformat = pytest.importorskip("nbformat")
+    return nbformat.read(path, as_version=4)
 
 
-def _errors(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+def _code_cells(nb: dict[str, Any]) -> list[dict[str, Any]]:
+    return [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
+
+
+def _errors(nb: dict[str, Any]) -> list[dict[str, Any]]:
     return [out for cell in _code_cells(nb) for out in cell.get("outputs", [])
             if out.get("output_type") == "error"]
 
 
-def execute(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+def execute(nb: Any) -> Any:
     """Run ``nb`` top to bottom in a fresh ``python3`` kernel, from a clean state (outputs,
     execution counts and timing metadata cleared first), in notebooks/ as working directory.
     Raises ``nbclient.exceptions.CellExecutionError`` at the first cell that raises."""
@@ -55,6 +61,7 @@ def execute(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.execution_count = None
         cell.metadata.pop("execution", None)
     os.environ.setdefault("MPLBACKEND", "Agg")
+    nbclient = pytest.importorskip("nbclient")
     client = nbclient.NotebookClient(
         nb,
         timeout=CELL_TIMEOUT,
@@ -66,11 +73,11 @@ def execute(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def coalesce_streams(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+def coalesce_streams(nb: Any) -> Any:
     """Merge consecutive outputs of the same stream (stdout, stderr) of each cell into one, so
     that a cell's printed text is one block whatever the kernel's flushing."""
     for cell in _code_cells(nb):
-        merged: list[nbformat.NotebookNode] = []
+        merged: list[Any] = []
         for out in cell.outputs:
             if (out.output_type == "stream" and merged and merged[-1].output_type == "stream"
                     and merged[-1].name == out.name):
@@ -84,7 +91,7 @@ def coalesce_streams(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs(path: Path) -> None:
-    nb = execute(nbformat.read(path, as_version=4))
+    nb = execute(_read(path))
     errors = _errors(nb)
     assert not errors, f"{path.name}: {errors[0].get('ename')}: {errors[0].get('evalue')}"
 
@@ -100,20 +107,20 @@ def test_notebook_committed_with_outputs(path: Path) -> None:
     assert size <= MAX_NOTEBOOK_BYTES, (
         f"{path.name} is {size / 2**20:.2f} MiB (limit {MAX_NOTEBOOK_BYTES / 2**20:g} MiB): "
         "smaller figures (dpi) or shorter printouts")
-    nb = nbformat.read(path, as_version=4)
-    code = [cell for cell in _code_cells(nb) if cell.source.strip()]
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    code = [cell for cell in _code_cells(nb) if "".join(cell["source"]).strip()]
     assert code, f"{path.name} has no code cell"
     not_run = [i for i, cell in enumerate(code, 1)
-               if cell.execution_count is None and not cell.outputs]
+               if cell["execution_count"] is None and not cell["outputs"]]
     assert not not_run, (f"{path.name}: code cells {not_run} have no outputs (committed "
                          f"without running?); refresh with: {refresh}")
-    counts = [cell.execution_count for cell in code]
+    counts = [cell["execution_count"] for cell in code]
     assert counts == list(range(1, len(code) + 1)), (
         f"{path.name}: execution counts {counts} are not those of one clean run top to "
         f"bottom; refresh with: {refresh}")
     errors = _errors(nb)
     assert not errors, f"{path.name}: committed with an error output ({errors[0].get('ename')})"
-    outputs = json.dumps([cell.outputs for cell in code])
+    outputs = json.dumps([cell["outputs"] for cell in code])
     assert str(ROOT) not in outputs, f"{path.name}: outputs show the absolute path {ROOT}"
     assert " at 0x" not in outputs, f"{path.name}: outputs show an object's memory address"
 
@@ -126,8 +133,8 @@ def main(names: list[str]) -> None:
     """Run the named notebooks (default: all) and save them in place with their outputs."""
     paths = [NOTEBOOK_DIR / Path(name).name for name in names] or NOTEBOOKS
     for path in paths:
-        nb = coalesce_streams(execute(nbformat.read(path, as_version=4)))
-        nbformat.write(nb, path)
+        nb = coalesce_streams(execute(_read(path)))
+        pytest.importorskip("nbformat").write(nb, path)
         print(f"{path.relative_to(ROOT)}: {path.stat().st_size / 1024:.0f} kB", flush=True)
 
 

@@ -198,6 +198,7 @@ def test_batch_size_below_one_is_refused(problem, solve, batch_size) -> None:
 
 
 # -- through the registry -----------------------------------------------------------------------
+@pytest.mark.slow  # a verify sweep of the stochastic pairs, seeds and all
 @pytest.mark.parametrize("entry", entries("sgd"), ids=lambda e: e.name)
 def test_registry_sgd_entries_pass_quick_instance(entry) -> None:
     outcome = run_pair(entry, QUICK[0])

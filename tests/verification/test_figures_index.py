@@ -127,6 +127,7 @@ def test_the_folder_holds_exactly_the_indexed_files() -> None:
 # --------------------------------------------------------------------------- real runs
 
 
+@pytest.mark.slow  # a figures run
 def test_a_run_writes_exactly_what_its_index_lists(capsys, tmp_path) -> None:
     out = tmp_path / "figures"
     for _ in range(2):  # a rerun replaces the files of the first run

@@ -36,6 +36,7 @@ def result(data):
     return run_convergence(data, C=10.0, seeds=SEEDS, steps=STEPS, source="tiny")
 
 
+@pytest.mark.slow  # a reproduction's series
 def test_every_series_runs_against_its_reference(result) -> None:
     assert list(result.duals) == ["average", "max", "max_average"]
     for spec in SERIES:

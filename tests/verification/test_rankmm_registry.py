@@ -18,6 +18,7 @@ from cvxrank.formulations.rankmm import RANKMM_LOSSES, RankMM
 from cvxrank.registry import entries
 
 
+@pytest.mark.slow  # every verify instance, certified
 @pytest.mark.parametrize("instance", QUICK + DEFAULT, ids=lambda inst: inst.name)
 def test_verify_instances_do_not_have_the_zero_optimum(instance) -> None:
     params = entries("rankmm-average/cutting-plane")[0].instance_params(instance)

@@ -81,6 +81,7 @@ def test_quick_verify_passes_and_writes_figures(cli, tmp_path, monkeypatch) -> N
     assert sorted(report["figures"]) == sorted(str(p) for p in pngs + csvs)
 
 
+@pytest.mark.slow  # a verify run over every pair
 def test_table_lists_every_pair(cli) -> None:
     code, out, err = cli("verify", "--no-figures", "--only", "*/apg")
     assert code == 0, err
@@ -112,6 +113,7 @@ for _name in ("broken", "crashy"):
     SOLVERS.pop(_name)
 
 
+@pytest.mark.slow  # a verify run over every pair
 def test_broken_solver_makes_verify_fail_and_names_it(cli, monkeypatch, tmp_path) -> None:
     good = registry.find_entry("ranksvm-hinge", "apg")
     broken = Entry("ranksvm-hinge", "ranksvm", _broken_solve, RateSpec.sublinear(-1),
