@@ -6,19 +6,20 @@
 #                   every pair)
 #   make test    -> the same set-up, then the whole test suite (notebooks included)
 #   make test-fast -> the suite without its slow tests (see the target)
+#   make docs    -> the documentation site in docs/_build/html (API reference and gallery)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install verify test test-fast lint figures clean
+.PHONY: install verify test test-fast lint docs figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[notebooks,dev,dask]"
+	$(BIN)/python -m pip install --quiet -e ".[notebooks,dev,dask,docs]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
@@ -48,6 +49,12 @@ test-fast: install
 lint: install
 	$(BIN)/ruff check cvxrank tests benchmarks notebooks
 
+# the documentation site (docs/conf.py): the pages of docs/, the API reference from the
+# docstrings and the executed notebooks; every warning is an error. Open docs/_build/html/index.html
+docs: install
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
+
 LETOR3 ?= ../shared/data/letor3_ohsumed/QueryLevelNorm
 MQ2008 ?= ../shared/data/letor4_mq2008
 
@@ -58,4 +65,4 @@ figures: install
 	$(BIN)/cvxrank reproduce conerank-table1 --quick --data $(MQ2008) --out figures/papers/conerank-table1
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info docs/_build docs/api docs/gallery

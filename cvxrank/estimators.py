@@ -273,7 +273,7 @@ class LinearRanker(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_documents, n_features_in_)
+        X : array-like or sparse matrix of shape (n_documents, ``n_features_in_``)
         qid, group : array-like, optional
             As in :meth:`fit`; used only by a loaded model whose features are normalized
             per query (``normalization_``).
@@ -926,7 +926,7 @@ class ConeRankRanker(LinearRanker):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_documents, n_features_in_)
+        X : array-like or sparse matrix of shape (n_documents, ``n_features_in_``)
         qid, group : array-like, optional
             As in :meth:`fit`.
 

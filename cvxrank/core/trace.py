@@ -1,4 +1,4 @@
-"""Per-iteration records of a solver run, the stopwatch that keeps them honest, and the run's
+r"""Per-iteration records of a solver run, the stopwatch that keeps them honest, and the run's
 status vocabulary.
 
 A hand-written solver runs ``while recorder.record(k, w=..., alpha=...):`` in the benchopt
@@ -12,12 +12,12 @@ to the first record is the run's set-up time.
 Every run ends with a :class:`Status` (never free text parsed later) and returns its model:
 a run stopped by its iteration limit, its time budget, an interrupt or a numerical failure
 still returns its last certified iterate, with the certified duality gap and the model
-radius :math:`\\|w - w^*\\| \\le` ``w_radius``. For a formulation whose primal is
-:math:`\\mu`-strongly convex in the scoring weights (:math:`\\mu = 1` with the
-:math:`\tfrac12\\|w\\|^2` regularizer, ``Objective.strong_convexity``), a gap g gives
-:math:`\tfrac{\\mu}{2}\\|w - w^*\\|^2 \\le P(w) - p^* \\le g`, so
-:math:`\\|w - w^*\\| \\le \\sqrt{2 g / \\mu}`; a smooth primal's gradient gives
-:math:`\\|w - w^*\\| \\le \\|\nabla P(w)\\| / \\mu` (strong monotonicity of the gradient),
+radius :math:`\|w - w^*\| \le` ``w_radius``. For a formulation whose primal is
+:math:`\mu`-strongly convex in the scoring weights (:math:`\mu = 1` with the
+:math:`\tfrac12\|w\|^2` regularizer, ``Objective.strong_convexity``), a gap g gives
+:math:`\tfrac{\mu}{2}\|w - w^*\|^2 \le P(w) - p^* \le g`, so
+:math:`\|w - w^*\| \le \sqrt{2 g / \mu}`; a smooth primal's gradient gives
+:math:`\|w - w^*\| \le \|\nabla P(w)\| / \mu` (strong monotonicity of the gradient),
 which a solver passes when it has it; the smaller bound is kept.
 """
 

@@ -23,7 +23,7 @@ from cvxrank import tolerances
 from cvxrank.errors import UsageError
 
 
-class RankingData(Protocol):
+class ScaledData(Protocol):
     """What this module reads of a :class:`cvxrank.data.ranking_data.RankingData` (which
     imports this module for its :attr:`column_scales`)."""
 
@@ -50,7 +50,7 @@ class FeatureSizes(Protocol):
 
 def column_scales(X: np.ndarray | sp.spmatrix) -> np.ndarray:
     """The largest magnitude of each feature column (0 for an all-zero column), without a
-    copy of X; computed once per data set (:attr:`RankingData.column_scales`), which every
+    copy of X; computed once per data set (:attr:`ScaledData.column_scales`), which every
     check of this module reads."""
     if sp.issparse(X):
         X = sp.csr_matrix(X)  # no copy for CSR, LETOR's sparse form
@@ -97,7 +97,7 @@ def check_magnitude(data: FeatureSizes) -> None:
             f"{d} features); rescale the features")
 
 
-def _extremes(data: RankingData) -> tuple[np.ndarray, int, int] | None:
+def _extremes(data: ScaledData) -> tuple[np.ndarray, int, int] | None:
     """The column scales and the columns of the largest and smallest nonzero one (None for
     all-zero features)."""
     scales = data.column_scales
@@ -107,7 +107,7 @@ def _extremes(data: RankingData) -> tuple[np.ndarray, int, int] | None:
     return scales, int(used[np.argmax(scales[used])]), int(used[np.argmin(scales[used])])
 
 
-def badly_scaled(data: RankingData) -> bool:
+def badly_scaled(data: ScaledData) -> bool:
     """Whether the feature columns' largest magnitudes are
     :data:`~cvxrank.tolerances.SCALE_SPREAD` or more apart, or the features that far from
     unit scale (what :func:`scale_note` explains)."""
@@ -124,7 +124,7 @@ def _bad(found: tuple[np.ndarray, int, int] | None) -> bool:
                 or not 1.0 / spread < scales[big] < spread)
 
 
-def scale_note(data: RankingData, *, newton: bool = False) -> str:
+def scale_note(data: ScaledData, *, newton: bool = False) -> str:
     """Why a run on ``data`` may have stopped short of its tolerance, when the features are
     badly scaled (:func:`badly_scaled`); empty otherwise. ``newton``: the run was the
     column-scaled Newton's (not advised again)."""

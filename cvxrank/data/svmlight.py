@@ -1,4 +1,4 @@
-"""SVMlight / LETOR text files: ``label qid:N i:v ... # comment``.
+"""SVMlight / LETOR text files, one document per line: ``label qid:N i:v i:v # comment``.
 
 The reader keeps what scikit-learn's :func:`sklearn.datasets.load_svmlight_file` drops (the
 comment, hence LETOR's ``docid``, and the line of every row) and reports malformed input by

@@ -52,8 +52,8 @@ def shard_paths(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[str
 
 
 def read_shard(path: str) -> RankingData:
-    """The default shard reader: an SVMlight/LETOR file (:func:`~cvxrank.data.svmlight.
-    read_svmlight`)."""
+    """The default shard reader: an SVMlight/LETOR file
+    (:func:`~cvxrank.data.svmlight.read_svmlight`)."""
     from cvxrank.data.svmlight import read_svmlight
 
     return read_svmlight(path)

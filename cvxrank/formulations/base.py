@@ -477,9 +477,9 @@ class Formulation(Objective):
 
 
 class WeightedByC:
-    """The loss weight C of an :class:`Objective`, finite and in
+    r"""The loss weight C of an :class:`Objective`, finite and in
     :data:`cvxrank.tolerances.C_RANGE` (checked when set, :func:`check_C`); a primal
-    :math:`\tfrac12\\|w\\|^2` plus C times a convex loss is 1-strongly convex in w
+    :math:`\tfrac12\|w\|^2` plus C times a convex loss is 1-strongly convex in w
     (:attr:`~Objective.strong_convexity`). The in-memory formulations
     (:class:`LossWeighted`) and the sharded RankSVM
     (:class:`cvxrank.distributed.ShardedRankSVM`) share it.

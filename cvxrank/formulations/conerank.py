@@ -683,7 +683,7 @@ class ConeRank(_ConeParameters, Objective):
 
     # -- the model ------------------------------------------------------------------------
     def weights(self, w: np.ndarray) -> np.ndarray:
-        """The linear scorer :math:`v = (U^+)^\top 1` of the point's basis
+        r"""The linear scorer :math:`v = (U^+)^\top 1` of the point's basis
         (:func:`linear_direction`)."""
         return linear_direction(self.split(w)[0])
 

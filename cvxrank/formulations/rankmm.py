@@ -215,7 +215,7 @@ class RankMM(ProjectableDual, LossWeighted):
 
     @cached_property
     def pair_base_scale(self) -> np.ndarray:
-        """:math:`c` without its C dependence: 1, 1/m ("max", times C) or 1/|P_ik|."""
+        """:math:`c` without its C dependence: 1, 1/m ("max", times C) or :math:`1/|P_{ik}|`."""
         return self.loss.base_scale(self)
 
     @property

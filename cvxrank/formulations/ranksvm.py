@@ -953,8 +953,9 @@ def accurate_gradient(w: np.ndarray, C: float, parts: Sequence[AccuratePart]
                       ) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`w + C \sum_k X_k^\top \partial L_k / \partial s` from the parts (the data's,
     or each shard's) in double-word arithmetic, rounded to float64, and a bound on its error
-    per feature: the parts' own, the additions' (at most :data:`cvxrank.numerics.compensated.
-    ADD_ERROR` of the terms' magnitudes each) and the final rounding."""
+    per feature: the parts' own, the additions' (at most
+    :data:`cvxrank.numerics.compensated.ADD_ERROR` of the terms' magnitudes each) and the final
+    rounding."""
     w = np.asarray(w, dtype=np.float64)
     total = (np.zeros_like(w), np.zeros_like(w))
     error, size = np.zeros_like(w), np.zeros_like(w)

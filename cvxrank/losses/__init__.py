@@ -1,5 +1,5 @@
 """Pair losses as objects: one type, :class:`PairLoss`, for the built-in losses and a
-researcher's own (:mod:`cvxrank.losses.pair_loss`, its structure :mod:`cvxrank.losses.pieces`,
+researcher's own (:mod:`cvxrank.losses.pair_loss_type`, its structure :mod:`cvxrank.losses.pieces`,
 the built-in ones :mod:`cvxrank.losses.library`).
 
 >>> import cvxrank.losses
@@ -21,7 +21,7 @@ from cvxrank.losses.library import (
     squared_hinge,
     unit_loss,
 )
-from cvxrank.losses.pair_loss import ExpressionMismatchError, PairLoss, check_agreement
+from cvxrank.losses.pair_loss_type import ExpressionMismatchError, PairLoss, check_agreement
 from cvxrank.losses.pieces import Pieces, Ramp
 
 __all__ = ["BUILT_IN", "ExpressionMismatchError", "PairLoss", "Pieces", "Ramp",

@@ -1,4 +1,4 @@
-r"""The pair losses that come with cvxrank, as :class:`~cvxrank.losses.pair_loss.PairLoss`
+r"""The pair losses that come with cvxrank, as :class:`~cvxrank.losses.pair_loss_type.PairLoss`
 objects.
 
 The RankSVM family's three (Chapelle & Keerthi 2010, eq. (1) and Sect. 4.1), piecewise
@@ -10,8 +10,8 @@ their structure:
 * :data:`huber` :math:`\max(0, 1 - t)^2 - \max(0, -t)^2` (0 for t >= 1, :math:`(1 - t)^2` on
   [0, 1], :math:`1 - 2t` below).
 
-Each moves to another margin with :meth:`~cvxrank.losses.pair_loss.PairLoss.with_margin`; a
-researcher's piecewise loss is one :meth:`~cvxrank.losses.pair_loss.PairLoss.piecewise` call.
+Each moves to another margin with :meth:`~cvxrank.losses.pair_loss_type.PairLoss.with_margin`; a
+researcher's piecewise loss is one :meth:`~cvxrank.losses.pair_loss_type.PairLoss.piecewise` call.
 The smooth classics (:func:`logistic`, RankNet's; :func:`exponential`, RankBoost's) and the
 hinge smoothed over a width (:func:`smoothed_hinge`) are made on demand, checked against
 their CVXPY forms when made; the three above are checked by the test suite (made at import,
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.special import expit
 
-from cvxrank.losses.pair_loss import PairLoss
+from cvxrank.losses.pair_loss_type import PairLoss
 from cvxrank.losses.pieces import Ramp
 from cvxrank.utils.named import by_name
 
@@ -70,7 +70,7 @@ def pair_loss(loss: str | PairLoss) -> PairLoss:
     ------
     ValueError
         For a name that is not a built-in loss, or an object that is not a
-        :class:`~cvxrank.losses.pair_loss.PairLoss`.
+        :class:`~cvxrank.losses.pair_loss_type.PairLoss`.
     """
     return by_name(loss, PairLoss, BUILT_IN, "loss", " or a cvxrank.losses.PairLoss")
 

@@ -20,7 +20,7 @@ rounding only (at most 1e-17 sigma m on the 1000 inputs of
 ``tests/test_l1inf_projection.py``, sigma the largest of 1, ``|v|`` and the budgets).
 
 Which one runs (``KERNELS.use_compiled()``)
-------------------------------------------
+-------------------------------------------
 The kernel whenever ``make install`` compiled it ahead of time (:mod:`cvxrank.compiled.aot`: loaded
 in well under a millisecond, without numba). Without that module it is compiled by numba
 (``njit(cache=True, nogil=True)``) and cached on disk (``__pycache__``), so a process pays a

@@ -178,10 +178,10 @@ def score_vectors(
     ----------
     y : array_like, shape (l,)
         Grades :math:`r_d` of the query's documents, in input order (finite, >= 0).
-    measure : RankingMeasure or {"wta", "mrr", "dcg", "ndcg", "precision", "eru", \
-"normalized_eru", "mwta"}
+    measure : RankingMeasure or str
         The score: a :class:`~cvxrank.oracles.measures.RankingMeasure` (a researcher's own),
-        or the name of a built-in one.
+        or the name of a built-in one: "wta", "mrr", "dcg", "ndcg", "precision", "eru",
+        "normalized_eru" or "mwta".
     cutoff : int, optional
         The truncation level :math:`n` of DCG@n and NDCG@n (None: every position, the
         untruncated (11) and (13)) and of Precision@n (required). A cutoff above :math:`l`

@@ -206,8 +206,9 @@ def unregister(entry: Entry) -> None:
 
 @contextlib.contextmanager
 def registered(*added: Entry) -> Iterator[tuple[Entry, ...]]:
-    """Register ``added`` for the ``with`` block: ``verify`` (:func:`cvxrank.verification.sweep.
-    run_verification`) runs them there, and they are removed on exit, error or not."""
+    """Register ``added`` for the ``with`` block: ``verify``
+    (:func:`cvxrank.verification.sweep.run_verification`) runs them there, and they are removed
+    on exit, error or not."""
     done: list[Entry] = []
     try:
         for entry in added:

@@ -1,7 +1,7 @@
 r"""A pairwise ranking formulation built from a user's loss (and, optionally, a weight set).
 
 :class:`PairwiseFormulation` is the RankSVM problem with any convex pair loss
-(:class:`~cvxrank.losses.pair_loss.PairLoss`), over all the preference pairs
+(:class:`~cvxrank.losses.pair_loss_type.PairLoss`), over all the preference pairs
 :math:`k = (i_k, j_k)` (:math:`y_i > y_j`, same query) with weights :math:`c_k > 0`, the
 pair operator A (:math:`(A X w)_k = w^\top(x_{i_k} - x_{j_k})`, :math:`M = A X`) and,
 optionally, a closed convex set S of weights (:class:`~cvxrank.sandbox.sets.
@@ -38,7 +38,7 @@ What each side is made of:
 * **numpy**: the loss engine (value, gradient and Hessian-vector products in the document
   scores through A, as PRSVM's :class:`~cvxrank.formulations.pair_losses.ExplicitPairLoss`),
   the dual value through the conjugate computed from the derivatives
-  (:meth:`~cvxrank.losses.pair_loss.PairLoss.conjugate`) and h through the projection
+  (:meth:`~cvxrank.losses.pair_loss_type.PairLoss.conjugate`) and h through the projection
   (:math:`h(v) = v^\top \pi - \tfrac12\|\pi\|^2`, :math:`\pi = \Pi_S(v)`).
 
 Capabilities (:mod:`cvxrank.core.capabilities`): ``primal_certificate`` always (any w certifies
@@ -71,7 +71,7 @@ from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pa
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import LossWeighted, ProjectableDual, squared_operator_norm
 from cvxrank.formulations.pair_losses import LossEvaluation
-from cvxrank.losses.pair_loss import PairLoss
+from cvxrank.losses.pair_loss_type import PairLoss
 from cvxrank.numerics import rounding
 from cvxrank.numerics.rounding import LossRounding
 from cvxrank.numerics.sets import Box

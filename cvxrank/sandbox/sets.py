@@ -20,7 +20,7 @@ Since the squared distance is 2-strongly convex, a feasible p within :math:`\eps
 comparing optimal *values*, which an interior-point solver gets right to its tolerance, and
 not CVXPY's point, which is off by the square root of its tolerance where the projection is
 degenerate (``tests/numerics/test_sets.py`` explains why). A failure raises
-:class:`~cvxrank.losses.pair_loss.ExpressionMismatchError` naming the set and the point.
+:class:`~cvxrank.losses.pair_loss_type.ExpressionMismatchError` naming the set and the point.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cvxrank.losses.pair_loss import ExpressionMismatchError
+from cvxrank.losses.pair_loss_type import ExpressionMismatchError
 from cvxrank.numerics.sets import ConvexSet
 from cvxrank.tolerances import reference_agreement
 

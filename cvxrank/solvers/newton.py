@@ -155,7 +155,7 @@ def solve_truncated_newton(
     engine: str = "sorted",
     max_cg_iter: int | None = None,
 ) -> Run:
-    """Truncated Newton on the RankSVM primal: PRSVM (``engine="pairs"``) or PRSVM+.
+    r"""Truncated Newton on the RankSVM primal: PRSVM (``engine="pairs"``) or PRSVM+.
 
     Parameters
     ----------
@@ -180,7 +180,7 @@ def solve_truncated_newton(
     -------
     Run
         ``w``, no ``alpha``, the trace (primal and, for the squared hinge, the certified dual
-        value per Newton iteration; the radius :math:`\\min(\\sqrt{2 g}, \\|\nabla P(w)\\|)`,
+        value per Newton iteration; the radius :math:`\min(\sqrt{2 g}, \|\nabla P(w)\|)`,
         the objective being 1-strongly convex), and ``info`` with ``cg_iterations`` (per
         Newton step), ``steps`` (line-search step sizes), ``engine`` and ``stalled``.
 
@@ -615,7 +615,7 @@ def _newton_system(matrix: np.ndarray, C: float, g: np.ndarray) -> np.ndarray:
 
 def _conjugate_gradient(matvec: Any, b: np.ndarray, rtol: float, maxiter: int,
                         diagonal: np.ndarray | None) -> tuple[np.ndarray, int]:
-    """Linear conjugate gradients for ``A x = b`` from x = 0 (``matvec(v)`` is ``A v``),
+    r"""Linear conjugate gradients for ``A x = b`` from x = 0 (``matvec(v)`` is ``A v``),
     preconditioned by the inverse of ``diagonal`` (Jacobi; None: none), until the residual
     is at most ``rtol ||b||`` or ``maxiter`` products.
 

@@ -450,8 +450,8 @@ class Fig1Result:
 
 @dataclass(frozen=True)
 class Fig1Config(LetorConfig):
-    """Every option of :func:`run_fig1` (beside :class:`~cvxrank.experiments.config.
-    LetorConfig`'s folder, folds, training queries and execution).
+    """Every option of :func:`run_fig1` (beside the folder, folds, training queries and
+    execution of :class:`~cvxrank.experiments.config.LetorConfig`).
 
     Attributes
     ----------

@@ -40,7 +40,7 @@ from cvxrank.core.trace import Run, Trace
 
 @dataclass
 class Snapshot:
-    """The state of a stochastic run after T steps.
+    r"""The state of a stochastic run after T steps.
 
     Attributes
     ----------

@@ -56,8 +56,8 @@ LINEARSVC_TOL = 1e-8
 
 @dataclass(frozen=True)
 class Table3Config(LetorConfig):
-    """Every option of :func:`run_table3` (beside :class:`~cvxrank.experiments.config.
-    LetorConfig`'s folder, folds, training queries and BLAS threads; the backend is
+    """Every option of :func:`run_table3` (beside the folder, folds, training queries and
+    BLAS threads of :class:`~cvxrank.experiments.config.LetorConfig`; the backend is
     sequential: the fits are timed one after the other).
 
     Attributes

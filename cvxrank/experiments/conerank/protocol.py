@@ -409,8 +409,8 @@ class Table1Result:
 
 @dataclass(frozen=True)
 class Table1Config(LetorConfig):
-    """Every option of :func:`run_table1` (beside :class:`~cvxrank.experiments.config.
-    LetorConfig`'s folder, folds, training queries and execution).
+    """Every option of :func:`run_table1` (beside the folder, folds, training queries and
+    execution of :class:`~cvxrank.experiments.config.LetorConfig`).
 
     Attributes
     ----------

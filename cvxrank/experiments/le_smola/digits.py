@@ -212,7 +212,8 @@ class DigitsSource:
 @dataclass(frozen=True)
 class Queries:
     """A target's training and test queries: image indices (``(queries, documents)``) and
-    the ranking data built from them (query q is rows ``q * docs .. (q + 1) * docs``)."""
+    the ranking data built from them (query q is rows ``q * docs`` to ``(q + 1) * docs``,
+    end excluded)."""
 
     train_rows: np.ndarray
     test_rows: np.ndarray

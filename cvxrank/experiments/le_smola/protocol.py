@@ -176,8 +176,8 @@ def build_tasks(root: str | Path, folds: Sequence[int], specs: Sequence[MethodSp
 
 @dataclass(frozen=True)
 class LeSmolaConfig(LetorConfig):
-    """Every option of :func:`run_le_smola` (beside :class:`~cvxrank.experiments.config.
-    LetorConfig`'s folder, folds, training queries and execution).
+    """Every option of :func:`run_le_smola` (beside the folder, folds, training queries and
+    execution of :class:`~cvxrank.experiments.config.LetorConfig`).
 
     Attributes
     ----------

@@ -10,16 +10,16 @@ suboptimality :math:`O(1/\sqrt T)` and :math:`O(1/T)`. Their experiments stop af
 and one C, every solver of the three duals against the certified CVXPY optimum
 (:func:`cvxrank.certificates.reference.solve_reference`) over several seeds:
 
-==============  ===================  ==================================================
-loss            dual set             series
-==============  ===================  ==================================================
-``average``     box                  ``sgp`` (Sect. 3.1), ``apg``
-``max``         simplex per query    ``seg`` (factored EG), ``seg-pairs`` (plain EG,
-                                     Sect. 3.2), ``apg``
-``max_average`` l1,inf ball          ``sgp`` with the exact projection, ``sgp`` with the
-                                     paper's order (project, then clip; Sect. 3.3),
-                                     ``apg``
-==============  ===================  ==================================================
+===============  ===================  ==================================================
+loss             dual set             series
+===============  ===================  ==================================================
+``average``      box                  ``sgp`` (Sect. 3.1), ``apg``
+``max``          simplex per query    ``seg`` (factored EG), ``seg-pairs`` (plain EG,
+                                      Sect. 3.2), ``apg``
+``max_average``  l1,inf ball          ``sgp`` with the exact projection, ``sgp`` with the
+                                      paper's order (project, then clip; Sect. 3.3),
+                                      ``apg``
+===============  ===================  ==================================================
 
 ``apg`` (accelerated projected gradient on the same dual, :math:`O(1/k^2)`) is the
 deterministic baseline. Every stochastic run takes ``steps`` steps at one step size per dual:
