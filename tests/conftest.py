@@ -33,13 +33,8 @@ def shared_data() -> Path:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test that reads the real data (the ``shared_data`` fixture) is ``slow``: ``make
     test-fast`` (``-m "not slow"``) leaves them, with the files marked slow themselves
-    (notebooks, ``verify`` sweeps, reproductions), to ``make test``.
-
-    The slow tests then run first (a stable sort: each group keeps its order). pytest-xdist
-    hands tests out in this order, so the long ones start while the short ones can still
-    fill the other process, instead of one process running the last long test alone."""
+    (notebooks, ``verify`` sweeps, reproductions), to ``make test``."""
     slow = pytest.mark.slow
     for item in items:
         if "shared_data" in getattr(item, "fixturenames", ()):
             item.add_marker(slow)
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
