@@ -30,8 +30,9 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-n
 exclude_patterns = ["_build", "_templates", "Thumbs.db", ".DS_Store"]
 templates_path = ["_templates"]
 
-# the API reference: a page per public module, class and function (the templates in
-# _templates/autosummary), members in source order, type hints in the signatures
+# the API reference: one page per module with an entry for each of its public classes and
+# functions (_templates/autosummary/module.rst), members in source order, type hints in the
+# signatures
 autosummary_generate = True
 autosummary_imported_members = False
 autodoc_member_order = "bysource"

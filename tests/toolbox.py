@@ -155,8 +155,7 @@ def sampled(values: Any, fast: int = 1) -> list[Any]:
     fast : int
         How many values the fast loop keeps.
     """
-    return [value if i < fast else pytest.param(value, marks=pytest.mark.slow)
-            for i, value in enumerate(values)]
+    return [pytest.param(value, marks=slow_if(i >= fast)) for i, value in enumerate(values)]
 
 
 def slow_if(condition: bool) -> tuple[pytest.MarkDecorator, ...]:
