@@ -509,8 +509,7 @@ class BasisUpdate(_ConeParameters, _Block):
 
     def project(self, U: np.ndarray) -> np.ndarray:
         """Each column projected onto its ball (:attr:`ball`)."""
-        ball = self.ball
-        return np.column_stack([ball.project(U[:, k]) for k in range(U.shape[1])])
+        return self.ball.project_columns(U)
 
     def _U(self, u: np.ndarray) -> np.ndarray:
         return np.asarray(u, dtype=np.float64).reshape(self.pairs.n_features, self.K)

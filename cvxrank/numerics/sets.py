@@ -635,6 +635,20 @@ class L2Ball(ConvexSet):
         norm, radius = self._norm(v), float(self.scale) * self.radius
         return v.copy() if norm <= radius else v * (radius / norm)
 
+    def project_columns(self, V: np.ndarray) -> np.ndarray:
+        """Each column of the finite matrix ``V`` projected onto the ball (:meth:`project`
+        column by column, in one pass)."""
+        V = np.asarray(V, dtype=np.float64)
+        if V.ndim != 2:
+            raise ValueError(f"the points must be a 2-D array, got shape {V.shape}")
+        if not np.all(np.isfinite(V)):
+            raise ValueError("the point must be finite")
+        big = np.max(np.abs(V), axis=0, initial=0.0)
+        safe = np.where(big > 0, big, 1.0)
+        norms = big * np.linalg.norm(V / safe, axis=0)
+        radius = float(self.scale) * self.radius
+        return V * np.where(norms > radius, radius / np.where(norms > 0, norms, 1.0), 1.0)
+
     def violation(self, v: np.ndarray) -> float:
         """``max(0, ||v|| - s rho)``."""
         return max(0.0, self._norm(np.asarray(v, dtype=np.float64))

@@ -176,9 +176,12 @@ class _FoldInProblem:
         self.set = coefficient_set(self.Z.shape[0], U.shape[1], *band)
         self.L = max(float(np.linalg.eigvalsh(self.M)[-1]), np.finfo(float).tiny)
 
-    def losses(self, W: np.ndarray) -> np.ndarray:
-        """Unweighted pair losses :math:`\\|z_j - U w_j\\|^2`."""
-        return self.zz + np.einsum("ij,ij->i", W @ self.M - 2.0 * self.B, W)
+    def losses(self, W: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Unweighted pair losses :math:`\\|z_j - U w_j\\|^2` (of the pairs ``rows`` when
+        given, W then holding their coefficients only)."""
+        if rows is None:
+            return self.zz + np.einsum("ij,ij->i", W @ self.M - 2.0 * self.B, W)
+        return self.zz[rows] + np.einsum("ij,ij->i", W @ self.M - 2.0 * self.B[rows], W)
 
     def value(self, W: np.ndarray) -> float:
         return float(self.a @ self.losses(W))
@@ -241,21 +244,25 @@ def _fold_in_eg(prob: _FoldInProblem, W: np.ndarray, tol: float, max_iter: int,
     eta = np.full(W.shape[0], 1.0 / (2.0 * prob.L * s))
     f = prob.losses(W)
     for k in range(1, max_iter + 1):
-        D = prob.direction(W)
-        g = 2.0 * D  # gradient of the unweighted pair loss
+        g = 2.0 * prob.direction(W)  # gradient of the unweighted pair loss
+        W_new, f_new = np.empty_like(W), np.empty_like(f)
+        rows = np.arange(W.shape[0])  # the pairs whose step is not accepted yet
         for _ in range(60):
-            E = -eta[:, None] * g
+            W_r, g_r, f_r, eta_r = W[rows], g[rows], f[rows], eta[rows]
+            E = -eta_r[:, None] * g_r
             E -= E.max(axis=1, keepdims=True)
-            W_new = W * np.exp(E)
-            W_new *= s / W_new.sum(axis=1, keepdims=True)
-            W_new = np.maximum(W_new, 1e-300)
-            f_new = prob.losses(W_new)
-            kl = np.einsum("ij,ij->i", W_new, np.log(W_new / W)) / s
-            ok = f_new <= f + np.einsum("ij,ij->i", g, W_new - W) + kl / eta + 1e-12 * (
-                1.0 + np.abs(f))
+            trial = W_r * np.exp(E)
+            trial *= s / trial.sum(axis=1, keepdims=True)
+            trial = np.maximum(trial, 1e-300)
+            f_trial = prob.losses(trial, rows)
+            kl = np.einsum("ij,ij->i", trial, np.log(trial / W_r)) / s
+            ok = f_trial <= f_r + np.einsum("ij,ij->i", g_r, trial - W_r) + kl / eta_r + (
+                1e-12 * (1.0 + np.abs(f_r)))
+            W_new[rows], f_new[rows] = trial, f_trial
             if ok.all():
                 break
-            eta = np.where(ok, eta, 0.5 * eta)
+            rows = rows[~ok]
+            eta[rows] *= 0.5
         W, f = W_new, f_new
         eta = 2.0 * eta
         if _stop(prob, W, k, tol, monitor):

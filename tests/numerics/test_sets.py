@@ -394,3 +394,23 @@ def test_bad_sets_and_points_are_refused() -> None:
     out = BoxEqualSums(np.array([0, 0]), np.array([1.0, -1.0]), np.array([10.0, 10.0])).project(
         np.array([2.0, 1.5]))
     np.testing.assert_allclose(out, [1.75, 1.75])
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_ball_projects_columns_as_it_projects_each(data: st.DataObject) -> None:
+    # badly scaled columns (1e-300 .. 1e300) and zero columns: the norm neither overflows nor
+    # underflows, and each column is the vector projection within rounding
+    rows, cols = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 5))
+    scales = data.draw(st.lists(st.sampled_from([0.0, 1e-300, 1e-8, 1.0, 1e8, 1e300]),
+                                min_size=cols, max_size=cols))
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    V = np.random.default_rng(seed).normal(size=(rows, cols)) * np.array(scales)
+    ball = L2Ball(data.draw(st.sampled_from([0.0, 0.5, 3.0])), scale=2.0)
+    out = ball.project_columns(V)
+    for k in range(cols):
+        np.testing.assert_allclose(out[:, k], ball.project(V[:, k]), rtol=1e-14, atol=0.0)
+    with pytest.raises(ValueError, match="2-D"):
+        ball.project_columns(np.ones(3))
+    with pytest.raises(ValueError, match="finite"):
+        ball.project_columns(np.full((2, 2), np.inf))
