@@ -12,6 +12,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpydoc.docscrape_sphinx
+
 ROOT = Path(__file__).resolve().parents[1]
 
 project = "cvxrank"
@@ -74,3 +76,22 @@ def _copy_notebooks() -> None:
 
 
 _copy_notebooks()
+
+
+class _SharedTemplates(numpydoc.docscrape_sphinx.SandboxedEnvironment):
+    """numpydoc's template environment, its compiled templates shared by every docstring.
+
+    numpydoc 1.x builds a new environment, and so compiles its docstring template again, for
+    each of the about 4,000 docstrings it renders (a quarter of the build's time); the
+    template depends only on the builder, which is the same for the whole build.
+    """
+
+    _compiled: dict[str, object] = {}
+
+    def get_template(self, name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if name not in self._compiled:
+            self._compiled[name] = super().get_template(name, *args, **kwargs)
+        return self._compiled[name]
+
+
+numpydoc.docscrape_sphinx.SandboxedEnvironment = _SharedTemplates

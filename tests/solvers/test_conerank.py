@@ -182,7 +182,7 @@ def test_fast_alternation_matches_the_cvxpy_alternation_on_the_verify_instances(
     the CVXPY alternation; the EG alternation ends within 1% of it."""
     f = ConeRank(instance_view(instance.data()), K=3)
     start = f.random_start(0)
-    n_outer = 6
+    n_outer = 3
     values, _, _ = reference_alternation(f, start, max_iter=n_outer, tol=0.0)
     sg = solve_alternation(f, variant="sg", start=start, max_iter=n_outer, tol=0.0)
     eg = solve_alternation(f, variant="eg", start=start, max_iter=n_outer, tol=0.0)
