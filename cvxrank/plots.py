@@ -109,11 +109,10 @@ UNDER_STYLE: dict[str, Any] = {"linewidth": 4.0, "alpha": 0.5, "zorder": 1.9}
 #: objective values agree to this relative accuracy.
 COINCIDE_RTOL = 1e-9
 
-#: Resolution of the figure files (``cvxrank verify``) and of the curated, smaller ones
-#: that ``cvxrank figures`` writes into ``figures/`` (kept in git: a palette PNG at
-#: :data:`SMALL_DPI`).
-DPI = 110
-SMALL_DPI = 90
+#: Resolution of every figure file: ``cvxrank verify``'s, the curated ones that ``cvxrank
+#: figures`` writes into ``figures/`` (kept in git as palette PNGs, :func:`save_small_png`)
+#: and the reproductions' (text legible when the PNG is shown at its size).
+DPI = 150
 
 
 def new_figure(**kwargs: Any) -> Figure:
@@ -691,7 +690,7 @@ def figure_stem(formulation: str, instance: str) -> str:
 
 
 def save_small_png(fig: Figure, path: str | os.PathLike[str], *,
-                   dpi: float = SMALL_DPI) -> Path:
+                   dpi: float = DPI) -> Path:
     """Save ``fig`` as a compact PNG: rendered at ``dpi``, then reduced to a palette of at
     most 256 colours (line plots on white use far fewer; the antialiased edges keep their
     look) and compressed at the highest level. Deterministic: the same figure gives the same
@@ -716,9 +715,9 @@ def write_figures(outcomes: Iterable[Any], out_dir: str | os.PathLike[str], *,
     """Write one PNG per (formulation, instance) and the CSV of the traces behind it.
 
     Returns the written paths (PNG and CSV alternately). Outcomes without runs or reference
-    (failed before running) are left out. ``small``: the PNG at :data:`SMALL_DPI` with a
+    (failed before running) are left out. The PNGs are at :data:`DPI`; ``small``: with a
     palette of at most 256 colours (:func:`save_small_png`, a few tens of kB, for the
-    figures kept in git) instead of :data:`DPI` in full colour.
+    figures kept in git) instead of full colour.
     """
     from cvxrank.verification.sweep import write_traces_csv
 

@@ -339,14 +339,14 @@ def figures_readme(chosen: Sequence[Any] | None = None, instances: Sequence[Any]
         plotting constants, never on a run, so every run writes the same text.
     """
     from cvxrank.data.instances import DEFAULT, QUICK
-    from cvxrank.plots import DPI, SMALL_DPI, figure_stem
+    from cvxrank.plots import DPI, figure_stem
     from cvxrank.registry import entries as registered
 
     if chosen is None or instances is None:
         chosen, instances = curated_selection()
         curated = True if curated is None else curated
     curated = bool(curated)
-    what = (_CURATED_WHAT.format(instance=CURATED_INSTANCE, dpi=SMALL_DPI) if curated
+    what = (_CURATED_WHAT.format(instance=CURATED_INSTANCE, dpi=DPI) if curated
             else _ALL_WHAT.format(dpi=DPI))
     families = {name: (family, shows) for family, name, shows in CURATED}
     figured = [e for e in chosen if e.check == "reference"]

@@ -207,12 +207,12 @@ def write_grid(result: GridResult, out_dir: str | Path) -> dict[str, Path]:
     files["json"].write_text(json.dumps(to_jsonable(result.to_dict()), indent=2,
                                         allow_nan=False) + "\n", encoding="utf-8")
     if len(result.grid.axes) == 1:
-        from cvxrank.plots import new_figure
+        from cvxrank.plots import DPI, new_figure
 
         fig = new_figure(figsize=(8.5, 4.5), layout="constrained")
         plot_grid_validation(result, fig.add_subplot(1, 1, 1))
         files["png"] = out / GRID_FILES["png"]
-        fig.savefig(files["png"], dpi=120)
+        fig.savefig(files["png"], dpi=DPI)
     return files
 
 

@@ -130,6 +130,9 @@ def test_fig3_tiny_sizes_refuses_prsvm_above_the_pair_limit(tmp_path, monkeypatc
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any(label.startswith("PRSVM+ (slope") for label in labels)
     assert any("refused from n = 120" in label for label in labels)
+    # every size is labelled on the log axis, not only the decades between them
+    ticks = {t.get_text() for t in ax.get_xticklabels()}
+    assert {"60", "120", "240"} <= ticks
 
 
 def test_fig3_fixed_c() -> None:

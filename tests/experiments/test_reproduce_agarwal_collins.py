@@ -222,6 +222,35 @@ def test_report_files(small_result, tmp_path) -> None:
     assert len(files["csv"].read_text().splitlines()) == 1 + 4 * 3 + 3 * 3
 
 
+def test_report_notes_are_whole(small_result, tmp_path) -> None:
+    text = report.write_fig1(small_result, tmp_path)["markdown"].read_text()
+    notes = [r.error or r.note for runs in small_result.certified.values() for r in runs]
+    assert notes and all(f"| {note} |" in text for note in notes)
+
+
+def test_figure_shows_identical_curves_and_bars_from_zero(small_result, monkeypatch) -> None:
+    """Two optima at w = 0 have the same curve: one line in both colours, named for both;
+    the MAP bars start at 0 and carry their values."""
+    from matplotlib.figure import Figure
+
+    rows = report.summary_rows(small_result)
+    zero = {k: 0.4 for k in rows[0][2]}
+    twins = [("RankMM-2 (optimum: w = 0)", "RankMM-2", zero),
+             ("RankMM-3 (optimum: w = 0)", "RankMM-3", dict(zero))]
+    monkeypatch.setattr(report, "summary_rows", lambda result: rows + twins)
+    fig = Figure()
+    report.plot_fig1(small_result, fig)
+    ndcg, prec, bars = fig.axes
+    for ax in (ndcg, prec):
+        curves = [tuple(line.get_ydata()) for line in ax.get_lines()]
+        assert len(curves) == len(set(curves)) == len(rows) + 1
+        (merged,) = [line for line in ax.get_lines() if tuple(line.get_ydata()) == (0.4,) * 10]
+        assert merged.get_label() == "RankMM-2 = RankMM-3 (optimum: w = 0)"
+        assert merged.get_gapcolor() is not None
+    assert bars.get_ylim()[0] == 0.0
+    assert len(bars.texts) == len(rows) + 2  # every bar's value
+
+
 @pytest.mark.slow  # a reproduction on processes
 def test_processes_backend_gives_the_same_selections(small_result, letor_dir) -> None:
     other = protocol.run_fig1(protocol.Fig1Config(

@@ -19,10 +19,10 @@ from cvxrank.certificates.validate import SUBLINEAR_TAIL, RateSpec
 from cvxrank.core.trace import Run, Status, Trace
 from cvxrank.data.instances import Instance
 from cvxrank.plots import (
+    DPI,
     GUIDE_GID,
     GUIDE_OFFSET,
     MAX_GRID,
-    SMALL_DPI,
     TOL_GID,
     UNDER_STYLE,
     coinciding_solvers,
@@ -279,8 +279,8 @@ def test_figure_for_formulation_two_panels_several_solvers(tmp_path) -> None:
     from PIL import Image
 
     with Image.open(written[0]) as full, Image.open(small[0]) as compact:
-        assert compact.mode == "P"  # a palette PNG, at the small resolution
-        assert compact.width == round(fig.get_figwidth() * SMALL_DPI) < full.width
+        assert compact.mode == "P" and full.mode != "P"  # a palette PNG, at the same size
+        assert compact.width == full.width == round(fig.get_figwidth() * DPI)
     assert small[0].stat().st_size < written[0].stat().st_size
     lines = written[1].read_text().splitlines()
     assert lines[0] == "formulation,solver,instance,seed,iteration,time,primal,dual,gap,p_star"

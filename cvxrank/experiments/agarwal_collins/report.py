@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +128,7 @@ def fig1_markdown(result: Fig1Result) -> str:
                              f"{r.relative_gap:.1e}" if r.ok else "",
                              f"{r.w_norm:.3g}" if r.ok else "",
                              f"{r.measures['test']['map']:.4f}" if r.ok else "",
-                             f"{r.time:.1f}", (r.error or r.note)[:160]])
+                             f"{r.time:.1f}", r.error or r.note])
         parts += [f"Certified optima at the selected C ({result.certified_solver}, relative "
                   "gap <= 1e-6):", "",
                   markdown_table(["loss", "fold", "C", "solver", "gap", "||w||", "test MAP",
@@ -236,9 +235,16 @@ def plot_fig1(result: Fig1Result, fig: Any) -> None:
     colours = {label: f"C{i}" for i, label in enumerate(list(LABELS.values()) + [RANKSVM])}
     top = [fig.add_subplot(2, 2, 1), fig.add_subplot(2, 2, 2)]
     for ax, prefix, title in zip(top, ("ndcg", "p"), ("NDCG@k", "Prec@k"), strict=True):
+        drawn: dict[tuple[float, ...], tuple[Any, str, str]] = {}
         for label, method, mean in rows:
-            ax.plot(ks, [mean[f"{prefix}@{k}"] for k in ks], marker="o", ms=3,
-                    color=colours[method], ls="-" if label == method else "--", label=label)
+            ys = tuple(mean[f"{prefix}@{k}"] for k in ks)
+            if ys in drawn:  # the same curve (two optima at w = 0): one line in both colours
+                line, first_label, first_method = drawn[ys]
+                _merge_line(line, first_label, first_method, label, method, colours[method])
+                continue
+            line, = ax.plot(ks, ys, marker="o", ms=3, color=colours[method],
+                            ls="-" if label == method else "--", label=label)
+            drawn[ys] = (line, label, method)
         ax.set_xlabel("k")
         ax.set_title(title)
         ax.set_xticks(ks)
@@ -254,12 +260,24 @@ def plot_fig1(result: Fig1Result, fig: Any) -> None:
             bar.set_alpha(0.6)
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([label.replace(" ", "\n", 1) for label, _, _ in rows], fontsize=8)
-    low = min(values)
-    ax.set_ylim(max(0.0, math.floor(low * 20) / 20 - 0.05), max(values) + 0.02)
+    ax.bar_label(bars, fmt="%.4f", fontsize=7)
+    ax.set_ylim(0.0, 1.12 * max(values))  # bars from 0: their heights compare
     ax.set_title("MAP")
     ax.grid(axis="y", alpha=0.3)
     fig.suptitle(f"Agarwal & Collins Fig. 1 reproduced: {len(result.folds)}-fold means "
                  "(dashed/hatched: certified optimum at the selected C)", fontsize=9)
+
+
+def _merge_line(line: Any, first_label: str, first_method: str, label: str, method: str,
+                colour: str) -> None:
+    """Make ``line`` (drawn for ``first_label``) show ``label``'s identical curve too:
+    dashes alternating between the two colours, one legend entry naming both."""
+    suffix, other = first_label[len(first_method):], label[len(method):]
+    line.set_label(f"{first_method} = {method}{suffix}" if suffix == other
+                   else f"{first_label} = {label}")
+    if line.get_linestyle() == "-":
+        line.set_linestyle((0, (8, 2)))
+    line.set_gapcolor(colour)
 
 
 #: The files :func:`write_fig1` writes, by kind.
@@ -277,7 +295,7 @@ def write_fig1(result: Fig1Result, out_dir: str | Path) -> dict[str, Path]:
         ``{"markdown", "csv", "points_csv", "json", "png"}`` to paths
         (:data:`FIG1_FILES`).
     """
-    from cvxrank.plots import new_figure
+    from cvxrank.plots import DPI, new_figure
     from cvxrank.utils.jsonable import to_jsonable
 
     out = Path(out_dir)
@@ -292,5 +310,5 @@ def write_fig1(result: Fig1Result, out_dir: str | Path) -> dict[str, Path]:
     fig = new_figure(figsize=(10, 7.5))
     plot_fig1(result, fig)
     fig.tight_layout()
-    fig.savefig(files["png"], dpi=120)
+    fig.savefig(files["png"], dpi=DPI)
     return files

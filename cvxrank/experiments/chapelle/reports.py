@@ -237,7 +237,7 @@ def write_fig3(result: ScalingResult, out_dir: str | Path) -> dict[str, Path]:
     dict
         ``{"png": path, "csv": path, "markdown": path}`` (:data:`FIG3_FILES`).
     """
-    from cvxrank.plots import new_figure
+    from cvxrank.plots import DPI, new_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -245,7 +245,7 @@ def write_fig3(result: ScalingResult, out_dir: str | Path) -> dict[str, Path]:
     fig = new_figure(figsize=(6.5, 4.8))
     plot_auc_scaling(result, fig.add_subplot(1, 1, 1))
     fig.tight_layout()
-    fig.savefig(files["png"], dpi=120)
+    fig.savefig(files["png"], dpi=DPI)
     write_csv(files["csv"], FIG3_CSV_FIELDS, fig3_rows(result))
     files["markdown"].write_text("# Chapelle & Keerthi (2010), Fig. 3: training time against "
                                  "n (AUC)\n\n" + fig3_markdown(result), encoding="utf-8")
@@ -295,6 +295,8 @@ def plot_auc_scaling(result: ScalingResult, ax: Axes | None = None) -> Axes:
                        f"(> {result.max_pairs:,} pairs)")
     c_text = (f"C = {result.c0:g}/p" if result.c_mode == "per-pair"
               else f"C = {result.C_fixed:g}")
+    # every size labelled (a log axis alone labels only the powers of ten between them)
+    ax.set_xticks(result.sizes, [f"{n:,}" for n in result.sizes])
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("n (documents, one query, two grades)")
     ax.set_ylabel("training time [s]")

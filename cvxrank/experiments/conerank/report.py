@@ -436,7 +436,7 @@ TABLE1_FILES = {"markdown": f"{STEM}-table1.md", "csv": f"{STEM}-table1.csv",
 
 def write_table1(result: Table1Result, out_dir: str | Path) -> dict[str, Path]:
     """Write every file into ``out_dir``; return ``{kind: path}`` (:data:`TABLE1_FILES`)."""
-    from cvxrank.plots import new_figure
+    from cvxrank.plots import DPI, new_figure
     from cvxrank.utils.jsonable import to_jsonable
 
     out = Path(out_dir)
@@ -466,7 +466,7 @@ def write_table1(result: Table1Result, out_dir: str | Path) -> dict[str, Path]:
         fig = new_figure(figsize=size)
         draw(result, fig)
         fig.tight_layout()
-        fig.savefig(path, dpi=120)
+        fig.savefig(path, dpi=DPI)
     files["json"].write_text(json.dumps(to_jsonable(result.to_dict()), indent=2) + "\n",
                              encoding="utf-8")
     return files

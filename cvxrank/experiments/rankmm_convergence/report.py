@@ -73,6 +73,8 @@ def write_convergence(result: ConvergenceResult, out_dir: str | Path) -> dict[st
     The CSV of ``rankmm-projection`` also holds the ``projection_difference`` records
     (``series = "difference"``).
     """
+    from cvxrank.plots import DPI
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
@@ -82,7 +84,7 @@ def write_convergence(result: ConvergenceResult, out_dir: str | Path) -> dict[st
             continue
         fig = make(result)
         files[f"{name}.png"] = out / f"{name}.png"
-        fig.savefig(files[f"{name}.png"], dpi=110)
+        fig.savefig(files[f"{name}.png"], dpi=DPI)
         rows = trace_rows(result, keys)
         columns = list(CSV_COLUMNS)
         if name == "rankmm-projection":
