@@ -34,8 +34,9 @@ install: $(STAMP)
 verify: install
 	$(BIN)/cvxrank verify
 
-# the whole suite in two processes (pytest-xdist): under 15 minutes on two cores; every test
-# holds under that load (timing tests bound the solver's own clock or allow it)
+# the whole suite in two processes (pytest-xdist), each with its share of the cores' threads
+# (tests/conftest.py): under 15 minutes on two cores; every test holds under that load (timing
+# tests bound the solver's own clock or allow it)
 test: install
 	$(BIN)/python -m pytest -q -n 2 tests
 

@@ -279,8 +279,10 @@ def plot_suboptimality(
         Matplotlib color (default: the next of the axes' cycle).
     rate : RateSpec, optional
         The proven rate: drawn by :func:`plot_rate_guide` beside the curve it is about
-        (``rate.measure``; ``"auto"`` is the dual curve when one is drawn, else the primal
-        one), against iterations only.
+        (``rate.measure``; ``"auto"``, as :func:`~cvxrank.certificates.validate.validate`
+        fits it: the dual curve of a dual solver's runs, those with a dual point ``alpha``,
+        else the primal one, also where a primal solver's certified bound draws a dual
+        curve), against iterations only.
     marker : str, optional
         Matplotlib marker drawn hollow at every point of the curves (e.g. to tell apart
         solvers whose curves coincide); default none.
@@ -335,7 +337,9 @@ def plot_suboptimality(
                         alpha=0.2 if w == "primal" else 0.1, linewidth=0,
                         label=None if name is None else f"{name}, {band} over {len(runs)} seeds")
     if rate is not None and x == "iteration":
-        measure = rate.measure if rate.measure != "auto" else which[-1]
+        measure = rate.measure if rate.measure != "auto" else (
+            "dual" if "dual" in curves and any(isinstance(r, Run) and r.alpha is not None
+                                               for r in runs) else "primal")
         if measure in curves:
             text = f"proven {rate_guide_text(rate)}"
             plot_rate_guide(rate, *curves[measure], ax=ax, color=color,

@@ -12,7 +12,9 @@ cheap: a module that is current is kept.
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 from cvxrank.compiled import aot
 from cvxrank.compiled.kernels import KernelFile
@@ -29,22 +31,37 @@ def _kernel_files() -> list[tuple[str, KernelFile]]:
             ("SVMlight reader", svmlight_compiled.KERNELS)]
 
 
+def _build(index: int) -> str:
+    """Build (or keep) the ahead-of-time module of the index-th kernel file, falling back to
+    numba's cache; the line that says how, with the seconds it took."""
+    what, kernels = _kernel_files()[index]
+    start = time.perf_counter()
+    if aot.module_path(kernels.source).is_file():
+        how = "ahead-of-time module current"
+    else:
+        try:
+            kernels.build_ahead()
+            how = "compiled ahead of time"
+        except Exception as error:  # noqa: BLE001 (any failure: compile just in time)
+            kernels.warm_up()
+            how = (f"just-in-time cache (the ahead-of-time build failed: "
+                   f"{type(error).__name__}: {error})")
+    return f"cvxrank.compiled.precompile: {what}: {how}, {time.perf_counter() - start:.2f} s"
+
+
 def main() -> None:
-    """Build (or keep) the ahead-of-time module of each kernel file, falling back to numba's
-    cache, printing the seconds each took."""
-    for what, kernels in _kernel_files():
-        start = time.perf_counter()
-        if aot.module_path(kernels.source).is_file():
-            how = "ahead-of-time module current"
-        else:
-            try:
-                kernels.build_ahead()
-                how = "compiled ahead of time"
-            except Exception as error:  # noqa: BLE001 (any failure: compile just in time)
-                kernels.warm_up()
-                how = (f"just-in-time cache (the ahead-of-time build failed: "
-                       f"{type(error).__name__}: {error})")
-        print(f"cvxrank.compiled.precompile: {what}: {how}, {time.perf_counter() - start:.2f} s")
+    """Build every kernel file's module, one process per core (each build is a separate
+    compilation into its own file), printing a line per kernel file in their order."""
+    n = len(_kernel_files())
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    workers = max(1, min(n, cores or 1))
+    if workers == 1:
+        lines = [_build(i) for i in range(n)]
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            lines = list(pool.map(_build, range(n)))
+    for line in lines:
+        print(line)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ before anything runs and the run function reads the configuration and nothing el
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,11 +36,30 @@ T = TypeVar("T", int, float)
 S = TypeVar("S")
 
 
+#: What each value of :meth:`ExperimentConfig.protocol` says in a reproduction's figures.
+PROTOCOLS = {
+    "paper": "the paper's protocol (the default options)",
+    "quick": "the --quick preset: a check that the protocol runs, not the paper's protocol",
+    "custom": "options changed from the defaults: not the paper's protocol as given",
+}
+
+
 class ExperimentConfig:
     """The base of the frozen configuration classes: the quick preset, the data check."""
 
     #: The options of the small run for checks (``--quick``); empty: the defaults.
     QUICK: ClassVar[Mapping[str, Any]] = {}
+
+    def protocol(self) -> str:
+        """Which options made the run (a key of :data:`PROTOCOLS`): ``"quick"`` when the
+        options of :attr:`QUICK` have their quick values, ``"paper"`` when they have their
+        defaults, else ``"custom"``."""
+        if self.QUICK and self == dataclasses.replace(self, **self.QUICK):  # type: ignore[type-var]
+            return "quick"
+        defaults = {f.name: (f.default_factory() if f.default is dataclasses.MISSING  # type: ignore[misc]
+                             else f.default)
+                    for f in dataclasses.fields(self) if f.name in self.QUICK}  # type: ignore[arg-type]
+        return "paper" if self == dataclasses.replace(self, **defaults) else "custom"  # type: ignore[type-var]
 
     @classmethod
     def quick(cls: type[C], **changes: Any) -> C:

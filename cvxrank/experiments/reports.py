@@ -266,3 +266,14 @@ def plot_grid_validation(result: GridResult, ax: Axes | None = None) -> Axes:
     ax.legend(handles=folds + key, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0),
               borderaxespad=0.0)
     return ax
+
+
+def finish_figure(fig: Any, protocol: str, detail: str = "") -> None:
+    """Lay out a reproduction's figure with a footer that states which options made it
+    (:data:`cvxrank.experiments.config.PROTOCOLS`, then ``detail``)."""
+    from cvxrank.experiments.config import PROTOCOLS
+
+    text = "Run with " + PROTOCOLS[protocol] + (f"; {detail}" if detail else "") + "."
+    fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=7, style="italic")
+    fig.tight_layout(rect=(0.0, 0.035, 1.0, 1.0))
+

@@ -196,3 +196,25 @@ def test_cli_table3_json_on_a_slice(cli, shared_data, tmp_path, capsys) -> None:
     assert doc["objectives_agree"] is True
     assert [f["fold"] for f in doc["folds"]] == [4]
     assert (tmp_path / "chapelle-table3.csv").is_file()
+
+
+def test_configs_say_which_options_made_the_run() -> None:
+    """Default options are the paper's protocol, --quick's are the quick preset, any other
+    change is custom; the run's result and its figure's footer say which."""
+    from matplotlib.figure import Figure
+
+    from cvxrank.experiments.config import PROTOCOLS
+    from cvxrank.experiments.reports import finish_figure
+
+    assert fig3.Fig3Config().protocol() == "paper"
+    assert fig3.Fig3Config.quick().protocol() == "quick"
+    assert fig3.Fig3Config(sizes=(40, 80)).protocol() == "custom"
+    assert fig3.Fig3Config(seed=3).protocol() == "paper"  # an option --quick leaves alone
+    result = fig3.run_fig3(fig3.Fig3Config(sizes=(40, 80), repeat=1, min_time=0.0,
+                                           methods=("prsvm+",)))
+    assert result.protocol == "custom" and result.to_dict()["protocol"] == "custom"
+    fig = Figure()
+    reports.plot_auc_scaling(result, fig.add_subplot(1, 1, 1))
+    finish_figure(fig, result.protocol, "a detail")
+    (footer,) = fig.texts
+    assert footer.get_text() == f"Run with {PROTOCOLS['custom']}; a detail."

@@ -219,6 +219,9 @@ def test_report_files(small_result, tmp_path) -> None:
         assert label in text
     doc = json.loads(files["json"].read_text())
     assert doc["methods"]["RankMM-3"]["mean"]["map"] == small_result.mean("RankMM-3")["map"]
+    assert doc["protocol"] == small_result.protocol == "custom"  # a smaller grid
+    assert protocol.Fig1Config(data=Path("x")).protocol() == "paper"
+    assert protocol.Fig1Config.quick(data=Path("x")).protocol() == "quick"
     assert len(files["csv"].read_text().splitlines()) == 1 + 4 * 3 + 3 * 3
 
 

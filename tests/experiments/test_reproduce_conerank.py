@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -246,3 +247,15 @@ def test_standardization_on_mq2008(shared_data) -> None:
     np.testing.assert_allclose(X[:, varying].mean(axis=0), 0.0, atol=1e-10)
     np.testing.assert_allclose(X[:, varying].std(axis=0), 1.0, rtol=1e-10)
     assert not np.any(X[:, ~varying]) and train.n_features == 46
+
+
+def test_quick_figures_say_the_models_are_under_trained() -> None:
+    quick = protocol.Table1Config.quick(data=Path("x"))
+    assert quick.protocol() == "quick" and protocol.Table1Config(data=Path("x")).protocol() == (
+        "paper")
+    result = protocol.Table1Result(data_dir="x", folds=[], seeds=[],
+                                   settings={"passes": quick.passes}, choices={}, sweep={},
+                                   spectrum=[], protocol="quick")
+    assert f"{quick.passes} passes only, its models under-trained" in report._training_note(
+        result)
+    assert report._training_note(replace(result, protocol="paper")) == ""

@@ -228,6 +228,15 @@ def test_guide_goes_on_the_curve_the_rate_is_about() -> None:
         assert guide.get_ydata()[0] == pytest.approx(GUIDE_OFFSET * curve[start])
     ax = plot_suboptimality(run, P_STAR, x="time", rate=RateSpec.sublinear(-1))
     assert not _guides(ax)  # the rate is per iteration
+    # "auto", as validate fits it: a primal solver's run (no alpha) whose certified bound
+    # draws a dual curve gets its guide on the primal curve, a dual solver's on the dual one
+    for alpha, curve in ((None, 1 / (k + 1)), (np.zeros(3), 0.01 / (k + 1) ** 2)):
+        ax = plot_suboptimality(run.replace(alpha=alpha), P_STAR, label="s",
+                                rate=RateSpec.sublinear(-1))
+        assert len(ax.get_lines()) == 3  # primal, dual and the guide
+        (guide,) = _guides(ax)
+        start = int(round(guide.get_xdata()[0]))
+        assert guide.get_ydata()[0] == pytest.approx(GUIDE_OFFSET * curve[start])
 
 
 # --------------------------------------------------------------------------- figures

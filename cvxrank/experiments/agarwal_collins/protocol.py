@@ -392,6 +392,9 @@ class Fig1Result:
         ``"certified"`` and ``"total"``.
     max_train_queries : int or None
     certified_solver : str
+    n_tasks : int
+    protocol : str
+        Which options made the run (:meth:`~cvxrank.experiments.config.ExperimentConfig.protocol`).
     """
 
     data_dir: str
@@ -407,6 +410,7 @@ class Fig1Result:
     max_train_queries: int | None = None
     certified_solver: str = "auto"
     n_tasks: int = 0
+    protocol: str = "paper"
 
     def mean(self, method: str) -> dict[str, float]:
         """Five-fold (all folds') mean of the selected models' test measures."""
@@ -434,7 +438,8 @@ class Fig1Result:
         return {
             "experiment": "agarwal-collins-fig1", "data": self.data_dir, "folds": self.folds,
             "seeds": self.seeds, "grid": self.grid, "select": SELECT, "tie_break": TIE_BREAK,
-            "preset": PRESET, "k": K, "max_train_queries": self.max_train_queries,
+            "preset": PRESET, "protocol": self.protocol, "k": K,
+            "max_train_queries": self.max_train_queries,
             "methods": {m: {"folds": [c.to_dict() for c in cs], "mean": self.mean(m)}
                         for m, cs in self.choices.items()},
             "certified": {LABELS[loss]: {"solver": self.certified_solver,
@@ -638,4 +643,5 @@ def run_fig1(config: Fig1Config, *, log: Log | None = None,
         workers=execution.started_workers,
         elapsed={"grid": grid_time, "certified": cert_time, "total": grid_time + cert_time},
         max_train_queries=config.max_train_queries, certified_solver=config.certified_solver,
-        n_tasks=len(tasks) + (len(folds) * len(LABELS) if config.certified else 0))
+        n_tasks=len(tasks) + (len(folds) * len(LABELS) if config.certified else 0),
+        protocol=config.protocol())

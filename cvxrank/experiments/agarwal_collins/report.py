@@ -26,7 +26,12 @@ from cvxrank.experiments.agarwal_collins.protocol import (
     Fig1Result,
     K,
 )
-from cvxrank.experiments.reports import UNCERTIFIED_MARK, markdown_table, write_csv
+from cvxrank.experiments.reports import (
+    UNCERTIFIED_MARK,
+    finish_figure,
+    markdown_table,
+    write_csv,
+)
 from cvxrank.experiments.selection import TIE_BREAK
 
 #: The cut-offs the markdown table shows (the CSV and JSON have 1..10).
@@ -309,6 +314,6 @@ def write_fig1(result: Fig1Result, out_dir: str | Path) -> dict[str, Path]:
                              encoding="utf-8")
     fig = new_figure(figsize=(10, 7.5))
     plot_fig1(result, fig)
-    fig.tight_layout()
+    finish_figure(fig, result.protocol)
     fig.savefig(files["png"], dpi=DPI)
     return files

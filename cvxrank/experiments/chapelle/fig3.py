@@ -171,6 +171,8 @@ class ScalingResult:
     repeat : int
         Minimum number of timed repeats per point (more for fast points, see
         :func:`run_fig3`).
+    protocol : str
+        Which options made the run (:meth:`~cvxrank.experiments.config.ExperimentConfig.protocol`).
     """
 
     runs: list[ScalingRun]
@@ -185,6 +187,7 @@ class ScalingResult:
     tol: float
     max_pairs: int
     repeat: int
+    protocol: str = "paper"
 
     def runs_of(self, method: str, *, ok_only: bool = False) -> list[ScalingRun]:
         """The runs of one method, in increasing n."""
@@ -215,7 +218,7 @@ class ScalingResult:
             "sizes": self.sizes, "methods": list(self.methods), "d": self.d,
             "noise": self.noise, "seed": self.seed, "c_mode": self.c_mode, "c0": self.c0,
             "C_fixed": self.C_fixed, "tol": self.tol, "max_pairs": self.max_pairs,
-            "repeat": self.repeat,
+            "repeat": self.repeat, "protocol": self.protocol,
             "slopes": {m: self.slope(m) for m in self.methods},
             "refused_from": {m: self.refused_from(m) for m in self.methods},
             "objective_differences": {str(n): self.objective_difference(n)
@@ -376,6 +379,7 @@ def run_fig3(config: Fig3Config, *, log: Log | None = None,
         c_mode="fixed" if config.C is not None else "per-pair", c0=float(config.c0),
         C_fixed=None if config.C is None else float(config.C), tol=float(config.tol),
         max_pairs=int(config.max_pairs), repeat=int(config.repeat),
+        protocol=config.protocol(),
     )
 
 

@@ -17,7 +17,7 @@ from cvxrank.experiments.chapelle.table3 import (
     PAPER_TABLE3,
     Table3Result,
 )
-from cvxrank.experiments.reports import UNCERTIFIED_MARK, write_csv
+from cvxrank.experiments.reports import UNCERTIFIED_MARK, finish_figure, write_csv
 from cvxrank.tolerances import relative_gap
 
 if TYPE_CHECKING:
@@ -244,7 +244,7 @@ def write_fig3(result: ScalingResult, out_dir: str | Path) -> dict[str, Path]:
     files = {kind: out / name for kind, name in FIG3_FILES.items()}
     fig = new_figure(figsize=(6.5, 4.8))
     plot_auc_scaling(result, fig.add_subplot(1, 1, 1))
-    fig.tight_layout()
+    finish_figure(fig, result.protocol)
     fig.savefig(files["png"], dpi=DPI)
     write_csv(files["csv"], FIG3_CSV_FIELDS, fig3_rows(result))
     files["markdown"].write_text("# Chapelle & Keerthi (2010), Fig. 3: training time against "

@@ -353,6 +353,8 @@ class Table1Result:
         Wall-clock seconds of all tasks (workers' start-up included).
     n_tasks : int
     max_train_queries : int or None
+    protocol : str
+        Which options made the run (:meth:`~cvxrank.experiments.config.ExperimentConfig.protocol`).
     """
 
     data_dir: str
@@ -368,6 +370,7 @@ class Table1Result:
     elapsed: float = 0.0
     n_tasks: int = 0
     max_train_queries: int | None = None
+    protocol: str = "paper"
 
     def mean(self, method: str, split: str = "test") -> dict[str, float]:
         """Fold mean of the selected models' measures."""
@@ -394,7 +397,7 @@ class Table1Result:
         return {
             "experiment": "conerank-table1", "data": self.data_dir, "folds": self.folds,
             "seeds": self.seeds, "settings": self.settings, "select": SELECT,
-            "tie_break": TIE_BREAK, "preset": PRESET, "k": K_CUT,
+            "tie_break": TIE_BREAK, "preset": PRESET, "protocol": self.protocol, "k": K_CUT,
             "max_train_queries": self.max_train_queries,
             "paper": {"source": PAPER_SOURCE, "mq2008": PAPER_TABLE1_MQ2008},
             "methods": methods,
@@ -569,7 +572,8 @@ def run_table1(config: Table1Config, *, log: Log | None = None,
                "wall_time": r.wall_time, "n_pairs": r.n_pairs, "n_queries": r.n_queries,
                "error": r.error} for r in results.get("cone", [])],
         backend=config.execution.backend, workers=config.execution.started_workers,
-        elapsed=elapsed, n_tasks=len(tasks), max_train_queries=config.max_train_queries)
+        elapsed=elapsed, n_tasks=len(tasks), max_train_queries=config.max_train_queries,
+        protocol=config.protocol())
 
 
 def table1_choices(config: Table1Config, folds: Sequence[int],

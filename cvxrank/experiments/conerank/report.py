@@ -32,7 +32,7 @@ from cvxrank.experiments.conerank import (
     RANKSVM,
 )
 from cvxrank.experiments.conerank.protocol import K_CUT, PRESET, SELECT, Table1Result
-from cvxrank.experiments.reports import markdown_table, write_csv
+from cvxrank.experiments.reports import finish_figure, markdown_table, write_csv
 from cvxrank.experiments.selection import TIE_BREAK
 
 #: The stem of every file.
@@ -424,6 +424,16 @@ def plot_spectrum(result: Table1Result, fig: Any) -> None:
                  "spectrum of the normalized ordered pair differences (non-centred)", fontsize=9)
 
 
+def _training_note(result: Table1Result) -> str:
+    """What a figure says about the training beyond its options: the quick preset's few
+    passes leave ConeRank's models under-trained (the selection picks the last pass)."""
+    if result.protocol != "quick":
+        return ""
+    passes = result.settings.get("passes")
+    return (f"ConeRank trained for {passes} passes only, its models under-trained (its MAP is "
+            "not the paper's)")
+
+
 #: The files :func:`write_table1` writes, by kind (``fig3_*`` with a sweep over K only,
 #: ``fig4_*`` with the spectrum only).
 TABLE1_FILES = {"markdown": f"{STEM}-table1.md", "csv": f"{STEM}-table1.csv",
@@ -465,7 +475,7 @@ def write_table1(result: Table1Result, out_dir: str | Path) -> dict[str, Path]:
     for path, draw, size in figures:
         fig = new_figure(figsize=size)
         draw(result, fig)
-        fig.tight_layout()
+        finish_figure(fig, result.protocol, _training_note(result))
         fig.savefig(path, dpi=DPI)
     files["json"].write_text(json.dumps(to_jsonable(result.to_dict()), indent=2) + "\n",
                              encoding="utf-8")
