@@ -8,8 +8,8 @@ Usage::
 By default it writes the curated figures that git keeps in ``figures/`` (``make figures``):
 one per method family (:data:`CURATED`), all on the verify instance
 :data:`CURATED_INSTANCE`, each a small PNG (:func:`cvxrank.plots.save_small_png`) and the
-CSV of the traces behind it. ``--all`` writes every (formulation, instance) pair of the four
-larger verify instances instead (``--quick``, which implies ``--all``: the two small ones),
+CSV of the traces behind it. ``--all`` writes every (formulation, instance) pair of the five
+further verify instances instead (``--quick``, which implies ``--all``: the small one),
 as ``cvxrank verify --figures DIR`` does (about 28 MB: for a folder outside git); ``--only
 PATTERN`` keeps the pairs whose ``<formulation>/<solver>`` matches, in either selection.
 
@@ -123,7 +123,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "not the curated figures kept in git (one per method family); "
                         "--quick implies it, on the quick instances")
     parser.add_argument("--quick", action="store_true",
-                        help="every pair of the two small verify instances")
+                        help="every pair of the small verify instance")
     add_force_flag(parser)
     add_verification_options(parser)
     add_json_flag(parser)

@@ -6,9 +6,9 @@ Usage::
                    [--only PATTERN] [--reference-solver CLARABEL]
 
 For each (formulation, solver) pair of :mod:`cvxrank.registry` and each embedded instance of
-:mod:`cvxrank.data.instances` (the two small instances of :data:`~cvxrank.data.instances.
-QUICK`, every family and solver in well under a minute and a half of CPU; ``--all``: every
-instance, the four larger ones of :data:`~cvxrank.data.instances.DEFAULT` too), it solves
+:mod:`cvxrank.data.instances` (the small instance of :data:`~cvxrank.data.instances.QUICK`,
+every family and solver in about a minute of CPU; ``--all``: every instance, the five of
+:data:`~cvxrank.data.instances.DEFAULT` too), it solves
 the formulation's primal and dual with CVXPY to a certified optimum, runs the solver, and
 validates the run (:func:`cvxrank.certificates.validate.validate`): relative objective gap
 ``(P(w) - p*) / |p*|`` within the entry's tolerance and a fitted convergence rate at least as
@@ -80,8 +80,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "that fail.",
     )
     parser.add_argument("--all", action="store_true",
-                        help="every embedded instance: the two small ones and the four larger "
-                        "ones (some minutes; default: the two small ones, every pair)")
+                        help="every embedded instance: the small one, a second small one and "
+                        "four larger ones (some minutes; default: the small one, every pair)")
     add_verification_options(parser)
     add_json_flag(parser)
     parser.add_argument("--figures", metavar="DIR", default=DEFAULT_FIGURES,

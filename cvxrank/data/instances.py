@@ -78,16 +78,18 @@ class Instance(SyntheticSpec):
         }
 
 
-#: ``cvxrank verify`` (and ``cvxrank figures --quick``).
+#: ``cvxrank verify`` (and ``cvxrank figures --quick``): one small instance, on which every
+#: family and every solver runs in about a minute of CPU.
 QUICK: tuple[Instance, ...] = (
     Instance("quick-10q-10f", n_queries=10, docs_per_query=(10, 30), n_features=10, seed=0,
              params={"C": 5e-3}),
-    Instance("quick-15q-15f", n_queries=15, docs_per_query=(20, 40), n_features=15,
-             n_grades=4, seed=1, params={"C": 1e-3}),
 )
 
-#: Added by ``cvxrank verify --all`` (and ``cvxrank figures --all``).
+#: Added by ``cvxrank verify --all`` (and ``cvxrank figures --all``): a second small one with
+#: four grades, and four larger ones.
 DEFAULT: tuple[Instance, ...] = (
+    Instance("quick-15q-15f", n_queries=15, docs_per_query=(20, 40), n_features=15,
+             n_grades=4, seed=1, params={"C": 1e-3}),
     Instance("base-20q-10f", n_queries=20, docs_per_query=(10, 30), n_features=10, seed=2,
              params={"C": 1e-2}),
     Instance("wide-60q-50f", n_queries=60, docs_per_query=(5, 15), n_features=50,
