@@ -39,9 +39,9 @@ def pytest_configure(config: pytest.Config) -> None:
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if not workers or any(name in os.environ for name in THREAD_VARIABLES):
         return  # one process, or thread counts chosen by whoever runs the suite
-    cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-             else os.cpu_count() or 1)
-    share = max(cores // int(workers), 1)
+    from cvxrank.utils.threads import usable_cores
+
+    share = max(usable_cores() // int(workers), 1)
     for name in THREAD_VARIABLES:
         os.environ[name] = str(share)
     from threadpoolctl import threadpool_limits

@@ -12,12 +12,12 @@ cheap: a module that is current is kept.
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 from cvxrank.compiled import aot
 from cvxrank.compiled.kernels import KernelFile
+from cvxrank.utils.threads import usable_cores
 
 
 def _kernel_files() -> list[tuple[str, KernelFile]]:
@@ -53,8 +53,7 @@ def main() -> None:
     """Build every kernel file's module, one process per core (each build is a separate
     compilation into its own file), printing a line per kernel file in their order."""
     n = len(_kernel_files())
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    workers = max(1, min(n, cores or 1))
+    workers = min(n, usable_cores())
     if workers == 1:
         lines = [_build(i) for i in range(n)]
     else:

@@ -268,12 +268,17 @@ def plot_grid_validation(result: GridResult, ax: Axes | None = None) -> Axes:
     return ax
 
 
-def finish_figure(fig: Any, protocol: str, detail: str = "") -> None:
+def finish_figure(fig: Any, protocol: str, detail: str = "",
+                  path: str | Path | None = None) -> None:
     """Lay out a reproduction's figure with a footer that states which options made it
-    (:data:`cvxrank.experiments.config.PROTOCOLS`, then ``detail``)."""
+    (:data:`cvxrank.experiments.config.PROTOCOLS`, then ``detail``), and save it at ``path``
+    (PNG at :data:`cvxrank.plots.DPI`) when given."""
     from cvxrank.experiments.config import PROTOCOLS
+    from cvxrank.plots import DPI
 
     text = "Run with " + PROTOCOLS[protocol] + (f"; {detail}" if detail else "") + "."
     fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=7, style="italic")
     fig.tight_layout(rect=(0.0, 0.035, 1.0, 1.0))
+    if path is not None:
+        fig.savefig(path, dpi=DPI)
 

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one, else
+    the machine's count; at least 1)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 @contextlib.contextmanager

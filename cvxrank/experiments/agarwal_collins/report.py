@@ -300,7 +300,7 @@ def write_fig1(result: Fig1Result, out_dir: str | Path) -> dict[str, Path]:
         ``{"markdown", "csv", "points_csv", "json", "png"}`` to paths
         (:data:`FIG1_FILES`).
     """
-    from cvxrank.plots import DPI, new_figure
+    from cvxrank.plots import new_figure
     from cvxrank.utils.jsonable import to_jsonable
 
     out = Path(out_dir)
@@ -314,6 +314,5 @@ def write_fig1(result: Fig1Result, out_dir: str | Path) -> dict[str, Path]:
                              encoding="utf-8")
     fig = new_figure(figsize=(10, 7.5))
     plot_fig1(result, fig)
-    finish_figure(fig, result.protocol)
-    fig.savefig(files["png"], dpi=DPI)
+    finish_figure(fig, result.protocol, path=files["png"])
     return files

@@ -237,15 +237,14 @@ def write_fig3(result: ScalingResult, out_dir: str | Path) -> dict[str, Path]:
     dict
         ``{"png": path, "csv": path, "markdown": path}`` (:data:`FIG3_FILES`).
     """
-    from cvxrank.plots import DPI, new_figure
+    from cvxrank.plots import new_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = {kind: out / name for kind, name in FIG3_FILES.items()}
     fig = new_figure(figsize=(6.5, 4.8))
     plot_auc_scaling(result, fig.add_subplot(1, 1, 1))
-    finish_figure(fig, result.protocol)
-    fig.savefig(files["png"], dpi=DPI)
+    finish_figure(fig, result.protocol, path=files["png"])
     write_csv(files["csv"], FIG3_CSV_FIELDS, fig3_rows(result))
     files["markdown"].write_text("# Chapelle & Keerthi (2010), Fig. 3: training time against "
                                  "n (AUC)\n\n" + fig3_markdown(result), encoding="utf-8")

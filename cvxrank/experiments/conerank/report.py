@@ -446,7 +446,7 @@ TABLE1_FILES = {"markdown": f"{STEM}-table1.md", "csv": f"{STEM}-table1.csv",
 
 def write_table1(result: Table1Result, out_dir: str | Path) -> dict[str, Path]:
     """Write every file into ``out_dir``; return ``{kind: path}`` (:data:`TABLE1_FILES`)."""
-    from cvxrank.plots import DPI, new_figure
+    from cvxrank.plots import new_figure
     from cvxrank.utils.jsonable import to_jsonable
 
     out = Path(out_dir)
@@ -475,8 +475,7 @@ def write_table1(result: Table1Result, out_dir: str | Path) -> dict[str, Path]:
     for path, draw, size in figures:
         fig = new_figure(figsize=size)
         draw(result, fig)
-        finish_figure(fig, result.protocol, _training_note(result))
-        fig.savefig(path, dpi=DPI)
+        finish_figure(fig, result.protocol, _training_note(result), path)
     files["json"].write_text(json.dumps(to_jsonable(result.to_dict()), indent=2) + "\n",
                              encoding="utf-8")
     return files
