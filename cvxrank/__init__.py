@@ -8,11 +8,19 @@ line's ``--help``) does not import numpy or scipy: the data types from :mod:`cvx
 and :func:`load_model` (:func:`cvxrank.estimators.load_model`: the fitted estimator of a
 model file of ``cvxrank fit --save-model``), named by import path as in
 :mod:`cvxrank.methods`, since the estimators sit above this package in the layers.
+
+Importing cvxrank before numpy starts the BLAS with one thread unless a thread count is set
+(:func:`cvxrank.utils.threads.start_blas_on_one_thread`, the thread policy of
+``docs/performance.md``).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from cvxrank.utils.threads import start_blas_on_one_thread
+
+start_blas_on_one_thread()
 
 __all__ = ["PairSet", "RankingData", "build_pairs", "count_pairs", "load_model"]
 __version__ = "0.1.0"

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from cvxrank.utils.threads import blas_threads, level3_threads
+
 #: Eigenvalues of K below ``-PSD_TOLERANCE * max(1, lambda_max)`` mean K is not positive
 #: semidefinite (beyond rounding): the kernel PCA map refuses it.
 PSD_TOLERANCE = 1e-8
@@ -35,10 +37,13 @@ RANK_TOLERANCE = 1e-12
 
 
 def gram_matrix(X: Any, Y: Any | None = None, kernel: str = "rbf", **params: Any) -> np.ndarray:
-    """``K[i, j] = k(X[i], Y[j])`` with scikit-learn's pairwise kernels (dense ndarray)."""
+    """``K[i, j] = k(X[i], Y[j])`` with scikit-learn's pairwise kernels (dense ndarray), a
+    level-3 product on :func:`~cvxrank.utils.threads.level3_threads` threads."""
     from sklearn.metrics.pairwise import pairwise_kernels  # imported on use: start-up time
 
-    K = pairwise_kernels(X, X if Y is None else Y, metric=kernel, **params)
+    Y = X if Y is None else Y
+    with blas_threads(level3_threads(2.0 * X.shape[0] * Y.shape[0] * X.shape[1])):
+        K = pairwise_kernels(X, Y, metric=kernel, **params)
     return np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
 
 
@@ -83,7 +88,9 @@ class KernelPCAMap:
             K = gram_matrix(X, kernel=self.kernel, **self.params)
             self._X = X
         self.gram_ = check_gram(K)
-        eigenvalues, vectors = np.linalg.eigh(0.5 * (self.gram_ + self.gram_.T))
+        n = self.gram_.shape[0]
+        with blas_threads(level3_threads(4.0 * n**3)):  # a symmetric eigensolver: ~4 n^3 flops
+            eigenvalues, vectors = np.linalg.eigh(0.5 * (self.gram_ + self.gram_.T))
         top = float(eigenvalues[-1]) if eigenvalues.size else 0.0
         if eigenvalues.size and eigenvalues[0] < -PSD_TOLERANCE * max(1.0, top):
             raise ValueError(
