@@ -2,7 +2,7 @@
 
 ``make install`` runs ``python -m cvxrank.compiled.precompile`` once the package is installed. Each
 kernel file (the sorted passes of PRSVM+ and the 1-slack, RankMM-3's l1,inf projection, the
-SVMlight reader of large files) is compiled into an extension module beside it
+SVMlight reader of large files, ConeRank's stochastic steps) is compiled into an extension module beside it
 (:mod:`cvxrank.compiled.aot`), which a user's process loads in well under a millisecond without
 importing numba. Where that cannot be built (no C compiler, a read-only install), the kernels
 are compiled into numba's on-disk cache instead, so that a first call loads machine code
@@ -24,11 +24,12 @@ def _kernel_files() -> list[tuple[str, KernelFile]]:
     """(what, kernel file) of each kernel file."""
     from cvxrank.data import svmlight_compiled
     from cvxrank.formulations import sorted_kernels
-    from cvxrank.numerics import l1inf_kernels
+    from cvxrank.numerics import compensated_kernels, l1inf_kernels
 
     return [("sorted pair-loss passes", sorted_kernels.KERNELS),
             ("l1,inf projection", l1inf_kernels.KERNELS),
-            ("SVMlight reader", svmlight_compiled.KERNELS)]
+            ("SVMlight reader", svmlight_compiled.KERNELS),
+            ("compensated products", compensated_kernels.KERNELS)]
 
 
 def _build(index: int) -> str:

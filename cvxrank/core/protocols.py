@@ -66,6 +66,11 @@ class AccurateGradient(Protocol):
     def accurate_gradient(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The gradient at ``w`` rounded to float64 and a bound on its error per feature."""
 
+    def compensated_gradient(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The gradient at ``w`` from the float64 loss gradient in the scores, its product
+        with the data in double-word arithmetic (O(nd), no pairs), and a bound on its error
+        per feature; None where the data do not allow it."""
+
 
 class PairwiseNewton(Protocol):
     """A differentiable pairwise loss with gradient and Hessian-vector products in the

@@ -290,6 +290,11 @@ class ShardedRankSVM(WeightedByC, Objective):
         """The preference pairs of all shards (the dual variables of the RankSVM dual)."""
         return self.data.n_pairs
 
+    def compensated_gradient(self, w: np.ndarray) -> None:
+        """None: the shards give only :meth:`accurate_gradient` (the Newton solvers then use
+        it)."""
+        return None
+
     def accurate_gradient(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The gradient in double-word arithmetic and its error bound per feature, each
         shard's part computed where it lives

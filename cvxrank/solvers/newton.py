@@ -79,7 +79,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -479,21 +479,26 @@ class ScoreError:
 
 def _accurate_certificate(f: Any, rec: TraceRecorder, model: NewtonModel, w: np.ndarray,
                           value: float, k: int, max_cg: int) -> tuple[np.ndarray, float]:
-    """Record the last iterate once more with its gradient in double-word arithmetic
-    (``accurate_gradient``: a rounding bound some 1e-16 of the float64 one) where the
-    float64 certificate fell short of what the fit asks: the tolerance not met although
-    the run stopped on its own, not at a limit it was given (a badly scaled column's
-    gradient entry loses its digits, the line search stalls), or
-    an ``until`` rule left open at the float64 bound's rounding level. Only for a
-    formulation with the capability and at most :data:`ACCURATE_MAX_PAIRS` pairs.
+    """Record the last iterate once more with a more accurate gradient where the float64
+    certificate fell short of what the fit asks: the tolerance not met although the run
+    stopped on its own, not at a limit it was given (a badly scaled column's gradient entry
+    loses its digits, the line search stalls), or an ``until`` rule left open at the float64
+    bound's rounding level. Only for a formulation with the capability.
 
-    Where that certificate still misses the tolerance, the iterate is refined
+    Two gradients are tried, cheaper first, until one certifies what the fit asks:
+    ``compensated_gradient`` (the inner products with X in double-word arithmetic, O(nd):
+    on a large data set their rounding is what float64's bound is made of) and, for at most
+    :data:`ACCURATE_MAX_PAIRS` pairs, ``accurate_gradient`` (everything in double-word
+    arithmetic over the explicit pairs, O(pd): a rounding bound some 1e-16 of the float64
+    one, which a badly scaled column needs).
+
+    With each, where the certificate still misses the tolerance, the iterate is refined
     (:data:`REFINEMENT_STEPS` at most, each kept only if it shrinks the gradient): the
     Newton step solves the iterate's Newton system (its float64 Hessian; exactly, by
     Cholesky, for at most :data:`EXPLICIT_MAX_FEATURES` features, else by CG) for the
-    accurate gradient, iterative refinement with the residual in extended precision (Higham 2002,
-    Ch. 12), which brings a weight of a 1e10 column within rounding of the optimum's where
-    the float64 line search sees no decrease.
+    accurate gradient, iterative refinement with the residual in extended precision (Higham
+    2002, Ch. 12), which brings a weight of a 1e10 column within rounding of the optimum's
+    where the float64 line search sees no decrease.
 
     Returns
     -------
@@ -503,12 +508,29 @@ def _accurate_certificate(f: Any, rec: TraceRecorder, model: NewtonModel, w: np.
     """
     if rec.status in (Status.MAX_ITER, Status.TIME_BUDGET, Status.INTERRUPTED):
         return w, value  # the limits the fit was given hold
-    if rec.tol_met and not rec.until_open:
+    if "accurate_gradient" not in f.capabilities:
         return w, value
-    if "accurate_gradient" not in f.capabilities or f.n_dual > ACCURATE_MAX_PAIRS:
-        return w, value
+    gradients = [f.compensated_gradient]
+    if f.n_dual <= ACCURATE_MAX_PAIRS:
+        gradients.append(f.accurate_gradient)
+    for gradient in gradients:
+        if rec.tol_met and not rec.until_open:
+            break
+        first = gradient(w)
+        if first is not None:
+            w, value = _refined_record(f, rec, model, w, value, k, max_cg, gradient, first)
+    return w, value
+
+
+def _refined_record(f: Any, rec: TraceRecorder, model: NewtonModel, w: np.ndarray,
+                    value: float, k: int, max_cg: int,
+                    gradient: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray] | None],
+                    first: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, float]:
+    """:func:`_accurate_certificate` with one ``gradient`` (its value ``first`` at ``w``):
+    the refinement steps and the record of the point they end at; that point and its
+    objective."""
     C = f.C
-    g, error = f.accurate_gradient(w)
+    g, error = first
     diagonal = (1.0 + C * np.maximum(model.hessian_diagonal(), 0.0) if model.scaled
                 else None)
     for _ in range(REFINEMENT_STEPS):
@@ -521,7 +543,7 @@ def _accurate_certificate(f: Any, rec: TraceRecorder, model: NewtonModel, w: np.
             step, _ = _conjugate_gradient(lambda v: v + C * model.hessian_product(v), g,
                                           REFINEMENT_RTOL, max_cg, diagonal)
         refined = w - step
-        g_new, error_new = f.accurate_gradient(refined)
+        g_new, error_new = gradient(refined)
         if not np.linalg.norm(g_new) < np.linalg.norm(g):
             break
         w, g, error, value = refined, g_new, error_new, float(f.primal_value(refined))
