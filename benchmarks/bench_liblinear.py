@@ -42,6 +42,18 @@ maximum resident set size:
 and <= 0.7 at >= 10^6; cvxrank's solver clock <= 0.8x the peer's training CPU everywhere;
 cvxrank's peak memory <= 2x the peer's at >= 10^5 documents.
 
+**The default fit as a user runs it** (``--user-sizes``, default 10^5 and 10^6 x 46, at
+``--user-C``, default 1e-4; ``--no-user-default`` skips it): ``cvxrank fit --train FILE
+--method ranksvm --loss squared_hinge --C c --json`` with no ``--tol`` (the default certified
+precision: the tolerance, then the certified model radius), in the environment of a user's
+shell (no thread variables, no ``CVXRANK_*`` variable), reading the text file. Two reads:
+the *first* (an empty parsed-file cache: ``XDG_CACHE_HOME`` at a fresh empty folder each
+round, as on a user's first run) and the *second* (that cache filled by the first). Beside
+it the same first read with ``--model-radius 0`` (the *tolerance-only* fit: stop at the
+tolerance), and the peer at ``-e 1e-5`` in the same environment. Targets: cvxrank's first
+read at most 0.8x the peer's CPU at 10^5 documents and 0.6x at 10^6, peak memory at most 2x;
+the default certified precision at most 1.2x the tolerance-only fit's CPU.
+
 **Data**: the five OHSUMED folds (LETOR 3.0 QueryLevelNorm ``train.txt``) and the five MQ2008
 folds (LETOR 4.0) at C = 5e-5, 1, 100 (``--C``), and synthetic dense files of 10^4, 10^5,
 10^6 documents x 46 features and 10^5 x 136 (``--sizes``; ~100 documents per query, grades
@@ -148,6 +160,77 @@ def cvxrank_cmd(case: Case, tol: float) -> list[str]:
     return [CVXRANK, "fit", "--train", str(case.path), "--method", "ranksvm", "--loss",
             "squared_hinge", "--C", repr(case.C), "--tol", repr(tol), "--model-radius", "0",
             "--json", "--quiet"]
+
+
+def user_env(cache: Path) -> dict[str, str]:
+    """A user's shell environment: no thread variables, no ``CVXRANK_*`` variable, the
+    parsed-file cache in ``cache`` (``XDG_CACHE_HOME``)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+           and not k.startswith("CVXRANK_")}
+    env["XDG_CACHE_HOME"] = str(cache)
+    return env
+
+
+def user_default_fit(path: Path, C: float, train: Path, tmp: Path, rounds: int) -> dict:
+    """Medians over alternating rounds: cvxrank's default fit (first and second read), its
+    tolerance-only fit (first read) and the peer at -e 1e-5, in a user's environment."""
+    fit = [CVXRANK, "fit", "--train", str(path), "--method", "ranksvm", "--loss",
+           "squared_hinge", "--C", repr(C), "--json", "--quiet"]
+    peer_cmd = [str(train), "-s", "8", "-c", repr(C), "-e", "1e-5", "-q", str(path),
+                str(tmp / "user.model")]
+    runs: dict[str, list] = {"first": [], "second": [], "tolerance": [], "peer": []}
+    for r in range(rounds):
+        order = ("cvx", "tol", "peer") if r % 2 == 0 else ("peer", "tol", "cvx")
+        for who in order:
+            with tempfile.TemporaryDirectory(dir=tmp) as cache_name:
+                env = user_env(Path(cache_name))
+                if who == "cvx":
+                    runs["first"].append(run_process(fit, env=env))
+                    runs["second"].append(run_process(fit, env=env))
+                elif who == "tol":
+                    runs["tolerance"].append(run_process([*fit, "--model-radius", "0"],
+                                                         env=env))
+                else:
+                    runs["peer"].append(run_process(peer_cmd, env=env))
+    out: dict[str, Any] = {}
+    for name, procs in runs.items():
+        out[name] = {"cpu": statistics.median(p.cpu for p in procs),
+                     "wall": statistics.median(p.wall for p in procs),
+                     "rss": statistics.median(p.maxrss_mb for p in procs)}
+        if name != "peer":
+            fitted = json.loads(procs[-1].stdout)
+            out[name].update(clock=fitted["time"], read=fitted["read_time"],
+                             iterations=fitted["iterations"], gap=fitted["relative_gap"])
+    return out
+
+
+def user_default_table(n: int, res: dict) -> tuple[str, list[str]]:
+    """The section's table and its verdict lines."""
+    peer = res["peer"]
+    rows = []
+    for name, label in (("first", "cvxrank fit, default, first read"),
+                        ("second", "cvxrank fit, default, second read (cache filled)"),
+                        ("tolerance", "cvxrank fit --model-radius 0, first read"),
+                        ("peer", "LIBLINEAR ranksvm -e 1e-5")):
+        r = res[name]
+        rows.append([label, fmt(r["cpu"]), fmt(r["wall"]), fmt(r["rss"], 0),
+                     fmt(ratio(r["cpu"], peer["cpu"]), 2), fmt(ratio(r["rss"], peer["rss"]), 2),
+                     fmt(r.get("read", float("nan"))), fmt(r.get("clock", float("nan"))),
+                     str(r.get("iterations", "-")),
+                     f"{r['gap']:.1e}" if "gap" in r else "-"])
+    table = markdown_table(["process", "CPU [s]", "wall [s]", "peak RSS [MB]", "CPU / peer",
+                            "RSS / peer", "read [s]", "solver clock [s]", "iterations",
+                            "relative gap"], rows)
+    target = 0.6 if n >= 10 ** 6 else 0.8
+    first = ratio(res["first"]["cpu"], peer["cpu"])
+    mem = ratio(res["first"]["rss"], peer["rss"])
+    certified = ratio(res["first"]["cpu"], res["tolerance"]["cpu"])
+    return table, [f"first read {first:.2f}x the peer's CPU <= {target:g}: "
+                   f"{verdict(first <= target)}",
+                   f"peak memory {mem:.2f}x <= 2: {verdict(mem <= 2.0)}",
+                   f"default certified precision {certified:.2f}x the tolerance-only fit "
+                   f"<= 1.2: {verdict(certified <= 1.2)}"]
 
 
 def calibrate(case: Case, train: Path, tmp: Path, rel_gap: float, threads: int) -> dict:
@@ -291,6 +374,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true",
                         help="OHSUMED Fold1 and the 10^4 x 46 file only (smoke test)")
     parser.add_argument("--list", action="store_true", help="print the case names and stop")
+    parser.add_argument("--user-sizes", nargs="*", default=["1e5x46", "1e6x46"],
+                        dest="user_sizes", help="synthetic sizes of the user's default fit")
+    parser.add_argument("--user-C", type=float, default=1e-4, dest="user_C")
+    parser.add_argument("--no-user-default", action="store_true", dest="no_user_default",
+                        help="skip the user's default fit")
     add_common_args(parser)
     args = parser.parse_args()
     cases = build_cases(args)
@@ -309,6 +397,18 @@ def main() -> int:
     summary, summary_default = [], []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        for size in [] if args.no_user_default else args.user_sizes:
+            n, d = parse_size(size)
+            path = ensure_file(n, d)
+            warm_page_cache(path)
+            load = os.getloadavg()[0]
+            res = user_default_fit(path, args.user_C, train, tmp, args.rounds)
+            table, lines = user_default_table(n, res)
+            print(f"## The default fit as a user runs it: synthetic {size}, C = "
+                  f"{args.user_C:g} (load {load:.2f} -> {os.getloadavg()[0]:.2f}; "
+                  f"{args.rounds} rounds, medians)\n")
+            print(table)
+            print("\n" + "; ".join(lines) + "\n", flush=True)
         for case in cases:
             if not resolve(case):
                 print(f"{case.name}: {case.path} not found, skipped\n")

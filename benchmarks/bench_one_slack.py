@@ -1,30 +1,31 @@
-"""Hinge RankSVM, five OHSUMED folds: the 1-slack cutting plane against svm_rank, side by side.
+"""Hinge RankSVM, five LETOR folds: the 1-slack cutting plane against svm_rank, side by side.
 
-The target: ``cvxrank``'s five folds (LETOR 3.0 OHSUMED ``QueryLevelNorm/FoldK/train.txt``)
-in one process, to svm_rank's own precision, in at most 0.5x svm_rank's CPU time at c >= 1
-and at most 1x at c = 0.01, svm_rank timed in the same run with its own protocol: one fresh
-``svm_rank_learn -c c FoldK/train.txt MODEL`` process per fold (parsing included), CPU time
-(user + system, ``os.wait4``) summed over the five folds, median of ``--repeat`` rounds.
-svm_rank's licence forbids redistribution, so it is not bundled: give its binary with the
-environment variable ``SVM_RANK_LEARN`` (path to ``svm_rank_learn``), or its source with
-``SVM_RANK_SRC`` (``svm_rank.tar.gz`` or its folder; built into the git-ignored
-``benchmarks/build/`` by :mod:`build_peers`). Without either, the script says so in one line
-and times cvxrank alone (no ratios). svm_rank's model (the last line of its model file,
-``1 1:w_1 2:w_2 ... #``) is read back and its objective evaluated with cvxrank's formulation:
-the "svm_rank true gap" columns.
+The target: ``cvxrank``'s five folds (LETOR 3.0 OHSUMED ``QueryLevelNorm/FoldK/train.txt``,
+or LETOR 4.0 MQ2008's with ``--dataset mq2008``) in one process, to svm_rank's own
+precision, in at most 0.5x svm_rank's CPU time at c >= 1 and at most 1x at c = 0.01,
+svm_rank timed in the same run with its own protocol: one fresh ``svm_rank_learn -c c
+FoldK/train.txt MODEL`` process per fold (parsing included), CPU time (user + system,
+``os.wait4``) summed over the five folds, median of ``--repeat`` rounds. svm_rank's licence
+forbids redistribution, so it is not bundled: give its binary with the environment variable
+``SVM_RANK_LEARN`` (path to ``svm_rank_learn``), or its source with ``SVM_RANK_SRC``
+(``svm_rank.tar.gz`` or its folder), or fetch the public copy :mod:`build_peers` names
+(RSL-NEU/person-reid-benchmark); it is built into the git-ignored ``benchmarks/build/``.
+Without any, the script says so in one line and times cvxrank alone (no ratios). svm_rank's
+model (the last line of its model file, ``1 1:w_1 2:w_2 ... #``) is read back and its
+objective evaluated with cvxrank's formulation: the "svm_rank true gap" columns.
 
 **svm_rank's c.** ``svm_rank_learn -c c`` (loss 1, "total number of swapped pairs", the
 default) is ``svm_learn -z p -c c/n`` with n the number of training queries (svm_rank's
-documentation: "C_light = C_rank/n, where n is the number of training queries"), i.e. eq. (1)
-of Chapelle & Keerthi with the hinge, ``(1/2)||w||^2 + C sum_pairs max(0, 1 - w.(x_i -
-x_j))``, at **C = c / n** (n = 63 or 64 here). **svm_rank's stopping rule**: it multiplies its
-``-e`` (default 0.001) by (number of pairs) / n ("Adjusted stopping criterion relative to
-maximum loss", ``svm_struct_api.c``) and stops when the most violated 1-slack constraint is
-violated by at most that, so its objective is within ``c * 0.001 * pairs / n = 1e-3 P(0)``
-of the optimum (``P(0) = C * pairs``, the objective at w = 0). Here ``P(0) / p*`` is 1.2-1.3,
-so a certified relative gap of 1e-3 of ``P(w)`` (``tol = 1e-3``) is a little *stricter* than
-svm_rank's rule; the 1-slack run that stops exactly on svm_rank's rule (gap <= 1e-3 P(0)) is
-timed too, and so is ``tol = 1e-6``.
+documentation: "C_light = C_rank/n, where n is the number of training queries"), i.e. eq.
+(1) of Chapelle & Keerthi with the hinge, ``(1/2)||w||^2 + C sum_pairs max(0, 1 - w.(x_i -
+x_j))``, at **C = c / n** (n = 63 or 64 on OHSUMED, 470-471 on MQ2008). **svm_rank's
+stopping rule**: it multiplies its ``-e`` (default 0.001) by (number of pairs) / n
+("Adjusted stopping criterion relative to maximum loss", ``svm_struct_api.c``) and stops
+when the most violated 1-slack constraint is violated by at most that, so its objective is
+within ``c * 0.001 * pairs / n = 1e-3 P(0)`` of the optimum (``P(0) = C * pairs``, the
+objective at w = 0). Here ``P(0) / p*`` is 1.2-1.3, so a certified relative gap of 1e-3 of
+``P(w)`` (``tol = 1e-3``) is a little *stricter* than svm_rank's rule; the 1-slack run that
+stops exactly on svm_rank's rule (gap <= 1e-3 P(0)) is timed too, and so is ``tol = 1e-6``.
 
 (a) **Whole processes** (CPU time, user + system, and wall clock of the child process, Python
 start-up, imports and parsing included; median of ``--repeat`` runs; the ratios are CPU over
@@ -33,9 +34,10 @@ CPU):
 * one Python process that reads the five folds and fits each with ``fit_formulation(f,
   "auto", tol=...)``, as ``cvxrank fit`` does (the target's setting; the registry's families,
   which the first fit's ``default_solver`` imports, are loaded up front so that their import
-  time is shown apart from the fits), with one BLAS thread
-  (``OPENBLAS_NUM_THREADS=1`` etc.) and, unless ``--no-default-threads``, with the BLAS
-  library's default;
+  time is shown apart from the fits), as a *plain process* (the target's: no thread
+  variable, no ``CVXRANK_*`` variable, so cvxrank's thread policy of
+  :mod:`cvxrank.utils.threads` applies; unless ``--no-default-threads``) and with one BLAS
+  thread (``OPENBLAS_NUM_THREADS=1`` etc.);
 * five ``cvxrank fit --method ranksvm --loss hinge --C <c/n> --train FoldK/train.txt --tol
   <tol> --json`` processes one after the other (svm_rank's protocol), one BLAS thread.
 
@@ -105,6 +107,10 @@ def target_ratio(c: float) -> float:
     return 0.5 if c >= 1 else 1.0
 
 
+#: The LETOR folders ``--dataset`` chooses from; :data:`ROOT` is the one chosen.
+DATASETS = {"ohsumed": OHSUMED, "mq2008": OHSUMED.parents[1] / "letor4_mq2008"}
+ROOT = OHSUMED
+
 #: svm_rank's -e default, scaled by pairs / queries (its stopping rule: gap <= EPS * P(0)).
 SVM_RANK_EPS = 1e-3
 
@@ -149,8 +155,9 @@ def stop_rule(tol: float) -> str:
 
 
 def child_env(threads: int) -> dict[str, str]:
-    """The environment of a child process: ``threads`` BLAS threads (0: library default)."""
-    env = dict(os.environ)
+    """The environment of a child process: ``threads`` BLAS threads (0: none set, a user's
+    plain process)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CVXRANK_")}
     names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
     for name in names:
         env.pop(name, None)
@@ -168,7 +175,7 @@ def one_process(c: float, tol: float, folds: list[int], threads: int,
     """
     times, cpus, out = [], [], {}
     for _ in range(repeat):
-        done = run_process([sys.executable, "-c", CHILD, str(OHSUMED), repr(c), repr(tol),
+        done = run_process([sys.executable, "-c", CHILD, str(ROOT), repr(c), repr(tol),
                             stop_rule(tol), *map(str, folds)], env=child_env(threads))
         times.append(done.wall)
         cpus.append(done.cpu)
@@ -205,7 +212,7 @@ def svm_rank_five(binary: Path, c: float, folds: list[int], repeat: int,
         for k in folds:
             model = tmp / f"svm_rank_fold{k}.model"
             done = run_process([str(binary), "-c", repr(c),
-                                str(OHSUMED / f"Fold{k}" / "train.txt"), str(model)])
+                                str(ROOT / f"Fold{k}" / "train.txt"), str(model)])
             cpu += done.cpu
             wall += done.wall
             models[k] = model.read_text() if model.is_file() else ""
@@ -223,7 +230,7 @@ def five_cli_processes(c: float, tol: float, data: dict[int, Any], threads: int,
         for k, d in data.items():
             done = run_process(
                 [str(CVXRANK), "fit", "--method", "ranksvm", "--loss", "hinge",
-                 "--C", repr(c / d.n_queries), "--train", str(OHSUMED / f"Fold{k}" / "train.txt"),
+                 "--C", repr(c / d.n_queries), "--train", str(ROOT / f"Fold{k}" / "train.txt"),
                  "--tol", repr(tol), "--json",
                  *(["--model-radius", "0"] if stop_rule(tol) == "tolerance" else [])],
                 env=child_env(threads))
@@ -299,6 +306,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--c", type=float, nargs="+", default=[0.01, 1.0, 100.0],
                         help="svm_rank's c values (C = c / number of training queries)")
+    parser.add_argument("--dataset", choices=tuple(DATASETS), default="ohsumed")
     parser.add_argument("--folds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--repeat", type=int, default=3, help="whole-process runs (median)")
     parser.add_argument("--apg-budget", type=float, default=60.0,
@@ -317,10 +325,14 @@ def main() -> None:
                         help="do not also time the one-process run with the BLAS default")
     add_common_args(parser)
     args = parser.parse_args()
+    global ROOT
+    ROOT = DATASETS[args.dataset]
+    if not ROOT.is_dir():
+        raise SystemExit(f"{ROOT}: not found (../shared/data is needed)")
     print_machine()
-    data = {k: read_svmlight(OHSUMED / f"Fold{k}" / "train.txt") for k in args.folds}
+    data = {k: read_svmlight(ROOT / f"Fold{k}" / "train.txt") for k in args.folds}
     probe = {k: RankSVM(d, C=1.0, loss="hinge") for k, d in data.items()}
-    print(f"\n{OHSUMED}: folds {args.folds}")
+    print(f"\n{ROOT}: folds {args.folds}")
     for k, d in data.items():
         print(f"  Fold{k}: {d.n_documents:,} documents, {d.n_queries} queries, "
               f"{probe[k].n_dual:,} pairs, d = {d.n_features}")
@@ -347,7 +359,8 @@ def main() -> None:
                                                   args.repeat)
                     row["out"] = out
                     if not args.no_default_threads:
-                        row["default"], _ = one_process(c, tol, args.folds, 0, args.repeat)
+                        row["default"], row["default_out"] = one_process(
+                            c, tol, args.folds, 0, args.repeat)
                 if "cli" not in args.skip:
                     row["cli"], row["cli_cpu"] = five_cli_processes(
                         c, tol, data, args.blas_threads or 0, args.repeat)
@@ -359,9 +372,10 @@ def main() -> None:
                       f"{row.get('cli', float('nan')):.2f} s; svm_rank "
                       f"{'-' if ref is None else f'{ref:.2f}'} s CPU", flush=True)
         headers = ["c", "tol", "one process, 1 BLAS thread: CPU [s] (wall)",
-                   "one process, BLAS default, wall [s]", "5 x `cvxrank fit` CPU [s] (wall)",
-                   "svm_rank, 5 processes: CPU [s] (wall)", "ratio (one process, CPU)",
-                   "ratio (5 x fit, CPU)", "target", "verdict",
+                   "one plain process (no thread variables): CPU [s] (wall)",
+                   "5 x `cvxrank fit` CPU [s] (wall)",
+                   "svm_rank, 5 processes: CPU [s] (wall)", "ratio (plain process, CPU)",
+                   "ratio (1 BLAS thread, CPU)", "ratio (5 x fit, CPU)", "target", "verdict",
                    "imports / registry / reading / fits [s]", "iterations per fold",
                    "numba loaded", "peak RSS one process [MB]"]
         rows = []
@@ -370,15 +384,17 @@ def main() -> None:
             ref = sr["cpu"] if sr else None
             out = r.get("out", {})
             one = out.get("cpu_median") if "one" in r else None
+            plain = r["default_out"]["cpu_median"] if "default_out" in r else None
             folds = out.get("folds", [])
-            ratio = one / ref if (one is not None and ref) else None
+            ratio = plain / ref if (plain is not None and ref) else None
             rows.append([
                 f"{r['c']:g}", f"{r['tol']:g}",
                 f"{one:.2f} ({r['one']:.2f})" if one is not None else "-",
-                f"{r['default']:.2f}" if "default" in r else "-",
+                f"{plain:.2f} ({r['default']:.2f})" if plain is not None else "-",
                 f"{r['cli_cpu']:.2f} ({r['cli']:.2f})" if "cli" in r else "-",
                 f"{ref:.2f} ({sr['wall']:.2f})" if sr else "-",
                 f"{ratio:.2f}" if ratio is not None else "-",
+                f"{one / ref:.2f}" if (one is not None and ref) else "-",
                 f"{r['cli_cpu'] / ref:.2f}" if ("cli" in r and ref) else "-",
                 f"<= {target_ratio(r['c']):g}",
                 verdict(ratio <= target_ratio(r["c"])) if ratio is not None else "-",
@@ -534,6 +550,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if not Path(OHSUMED).is_dir():
-        raise SystemExit(f"{OHSUMED}: not found (../shared/data is needed)")
     main()
