@@ -649,17 +649,18 @@ class RankSVM(PairwiseSVM):
         return accurate_gradient(w, self.C, [self.accurate_loss_gradient(w)])
 
     def compensated_gradient(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        r""":math:`\nabla P(w)` with the loss's gradient in the scores :math:`\hat\beta` in
-        float64 (one sorted pass at the scores :math:`fl(Xw)`, with its rounding bound) and
-        its product :math:`X^\top \hat\beta` in double-word arithmetic
-        (:func:`~cvxrank.numerics.compensated_kernels.dot2_columns`: O(nd), no pairs).
+        r""":math:`\nabla P(w)` in double-word arithmetic without the pairs: O(nd + n log n).
 
-        The inner products' rounding, the bound that dominates float64's certificate on a
-        large data set (:math:`\gamma_n` of their terms), drops to :math:`\gamma_n^2`;
-        what remains is the propagation of :math:`\hat\beta`'s own error,
-        :math:`\max_i |x_{ij}|\, \|\hat\beta - \beta\|_1` per feature, which a badly
-        scaled column keeps large (there :meth:`accurate_gradient` is needed). The Newton
-        solvers try it before :meth:`accurate_gradient`, at a small fraction of its cost.
+        The products with X are Ogita, Rump & Oishi's Dot2
+        (:mod:`cvxrank.numerics.compensated_kernels`): the scores :math:`Xw` and
+        :math:`X^\top \beta`. The loss's gradient in the scores :math:`\beta` is, with
+        structured weights (the sorted engine), the sorted passes in double-words
+        (:meth:`SortedPairLoss.accurate_gradient
+        <cvxrank.formulations.pair_losses.SortedPairLoss.accurate_gradient>`), so the bound
+        is of order :math:`u^2` of the terms, as :meth:`accurate_gradient`'s; with explicit
+        pair weights it is the float64 one with its rounding bound, which then propagates
+        as :math:`\max_i |x_{ij}|\, \|\hat\beta - \beta\|_1` per feature. The Newton
+        solvers try this before :meth:`accurate_gradient` (O(pd)), which needs the pairs.
 
         Returns
         -------
@@ -668,16 +669,20 @@ class RankSVM(PairwiseSVM):
         """
         if sp.issparse(self._X):
             return None
-        from cvxrank.numerics.compensated_kernels import dot2_columns
+        from cvxrank.numerics.compensated_kernels import dot2_columns, dot2_rows
 
         w = np.asarray(w, dtype=np.float64)
-        ev = self.evaluate_loss(w)
-        beta_error = ev.rounding().grad_bound(
-            rounding.product_error(self.data.column_scales, w))
-        hi, lo, error, size = dot2_columns(self._X, ev.grad)
-        scales = np.asarray(self.data.column_scales, dtype=np.float64)
-        return accurate_gradient(w, self.C, [AccuratePart(hi, lo, error + scales * beta_error,
-                                                          size)])
+        if self.structured:
+            s_hi, s_lo, s_error = dot2_rows(self._X, w)
+            beta, beta_lo, beta_error = self.loss_engine("sorted").accurate_gradient(
+                s_hi, s_lo, s_error)
+            hi, lo, error, size = dot2_columns(self._X, beta, beta_lo, beta_error)
+        else:
+            ev = self.evaluate_loss(w)
+            hi, lo, error, size = dot2_columns(self._X, ev.grad)
+            error = error + np.asarray(self.data.column_scales, dtype=np.float64) * \
+                ev.rounding().grad_bound(rounding.product_error(self.data.column_scales, w))
+        return accurate_gradient(w, self.C, [AccuratePart(hi, lo, error, size)])
 
     def accurate_loss_gradient(self, w: np.ndarray) -> AccuratePart:
         r""":math:`X^\top \partial L / \partial s = -\sum_k c_k \ell'(r_k) d_k` at ``w``

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from cvxrank.data.synthetic import make_synthetic
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.numerics import rounding
-from cvxrank.numerics.compensated_kernels import dot2_columns
+from cvxrank.numerics.compensated_kernels import dot2_columns, dot2_rows
 
 
 def exact_products(X: np.ndarray, beta: np.ndarray) -> list[Fraction]:
@@ -77,3 +77,64 @@ def test_compensated_gradient_is_none_on_sparse_features():
     data = make_synthetic(n_queries=3, docs_per_query=(4, 6), n_features=3, n_grades=3, seed=0)
     sparse = data.with_features(sp.csr_matrix(data.X))
     assert RankSVM(sparse, C=1.0).compensated_gradient(np.zeros(3)) is None
+
+
+def exact_score_gradient(f: RankSVM, w: np.ndarray) -> list[Fraction]:
+    """dL/ds of the squared-hinge (or Huber) pair loss at s = Xw, over the explicit pairs, in
+    exact rational arithmetic (the float pair weights and margins taken as exact)."""
+    X = [[Fraction(float(x)) for x in row] for row in f.data.X]
+    wf = [Fraction(float(v)) for v in w]
+    s = [sum((x * v for x, v in zip(row, wf, strict=True)), Fraction(0)) for row in X]
+    grad = [Fraction(0)] * len(s)
+    width = Fraction(float(f.ramp.width)) if f.ramp.capped else None
+    for (i, j), c, m in zip(zip(f.pairs.upper, f.pairs.lower, strict=True),
+                            np.asarray(f.pair_weight), np.asarray(f.margin), strict=True):
+        r = Fraction(float(m)) - (s[i] - s[j])
+        if r <= 0:
+            continue
+        slope = 2 * (min(r, width) if width is not None else r) * Fraction(float(c))
+        grad[i] -= slope
+        grad[j] += slope
+    return grad
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "huber"])
+@pytest.mark.parametrize("ties", [False, True])
+def test_double_word_block_gradient_is_within_its_bound_of_the_exact_one(loss, ties):
+    data = make_synthetic(n_queries=3, docs_per_query=(6, 10), n_features=3, n_grades=4,
+                          seed=5)
+    if ties:  # documents with equal features: equal scores, pairs at their kink
+        X = data.X.copy()
+        X[1::3] = X[0::3][:X[1::3].shape[0]]
+        data = data.with_features(X)
+    f = RankSVM(data, C=1.0, loss=loss)
+    assert f.structured
+    w = np.array([0.7, -1.3, 0.25]) if not ties else np.array([1.0, 1.0, 1.0])
+    s_hi, s_lo, s_error = dot2_rows(f.X, w)
+    hi, lo, error = f.loss_engine("sorted").accurate_gradient(s_hi, s_lo, s_error)
+    exact = exact_score_gradient(f, w)
+    ev = f.evaluate_loss(w)
+    for k, value in enumerate(exact):
+        assert abs(Fraction(float(hi[k])) + Fraction(float(lo[k])) - value) <= \
+            Fraction(float(error[k]))
+        assert float(error[k]) <= 1e-25 * (1.0 + abs(float(value)))
+    # the same vector as the float64 passes, to their rounding
+    np.testing.assert_allclose(hi, ev.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_the_default_fit_certifies_its_model_radius_without_the_pairs(monkeypatch):
+    """C = 100 on 10^4 documents: float64's bound cannot close the model radius; the
+    compensated gradient does, and the O(pd) double-word gradient over the pairs is never
+    called."""
+    from cvxrank.fitting import fit_formulation
+
+    def refuse(self, w):
+        raise AssertionError("the explicit-pair gradient was called")
+
+    monkeypatch.setattr(RankSVM, "accurate_gradient", refuse)
+    data = make_synthetic(n_queries=100, docs_per_query=(80, 120), n_features=10, n_grades=5,
+                          seed=0)
+    f = RankSVM(data, C=100.0, loss="squared_hinge")
+    run = fit_formulation(f, "prsvm+")
+    assert run.converged
+    assert run.w_radius <= 1e-4 * np.linalg.norm(run.w)
