@@ -1,19 +1,23 @@
-r"""The compiled compensated product :math:`X^\top \beta` (Ogita, Rump & Oishi's Dot2).
+r"""Compiled double-word kernels of the compensated gradient certificate.
 
-:func:`dot2_columns` forms, for every column j of a dense row-major X, the inner product
-:math:`\sum_i x_{ij} \beta_i` in one pass over X's rows with Ogita, Rump & Oishi's Dot2
-("Accurate sum and dot product", SIAM J. Sci. Comput. 26(6), 2005, Alg. 5.3): each
-product split exactly by Dekker's TwoProduct (Veltkamp's split, no fused multiply-add
-needed), the running sum by Knuth's TwoSum, the rounding errors gathered in a second sum.
-The pair (sum, correction) it returns stands for the inner product to within
-:math:`\gamma_{n}^2 \sum_i |x_{ij} \beta_i|` (their Prop. 5.5 without the final rounding;
-:math:`\gamma_n = nu / (1 - nu)`, :math:`u = 2^{-53}`), with O(nd) work and O(d) memory:
-no copy of X, no pair of documents. Only IEEE-754 float64 additions and multiplications, in
-an order fixed by the loops, so the result is the same on every machine.
+* :func:`dot2_columns` and :func:`dot2_rows`: the products :math:`X^\top \beta` and
+  :math:`X w` of a dense row-major X by Ogita, Rump & Oishi's Dot2 ("Accurate sum and dot
+  product", SIAM J. Sci. Comput. 26(6), 2005, Alg. 5.3), in one pass over X's rows: each
+  product split exactly by Dekker's TwoProduct (Veltkamp's split, no fused multiply-add
+  needed), the running sum by Knuth's TwoSum, the rounding errors gathered in a second
+  sum. The pair (sum, correction) stands for the inner product to within
+  :math:`\gamma_{n}^2 \sum_i |x_{ij} \beta_i|` (their Prop. 5.5 without the final
+  rounding; :math:`\gamma_n = nu / (1 - nu)`, :math:`u = 2^{-53}`), with O(nd) work and
+  O(d) memory: no copy of X.
+* :func:`block_gradient`: the sorted passes of the squared-hinge block loss
+  (:mod:`cvxrank.formulations.sorted_kernels`) in double-word arithmetic (Joldes, Muller &
+  Popescu's AccurateDWPlusDW and DWTimesFP3, :mod:`cvxrank.numerics.compensated`), with a
+  rigorous bound per document: O(E) after the sort, no pairs.
 
-Compiled ahead of time by ``make install`` (:mod:`cvxrank.compiled.aot`), else just in time
-by numba; no numpy method (a certificate asks for it once per fit, where its compilation
-is paid at most once per machine).
+Only IEEE-754 float64 additions and multiplications, in an order fixed by the loops, so the
+results are the same on every machine. Compiled ahead of time by ``make install``
+(:mod:`cvxrank.compiled.aot`), else just in time by numba; no numpy method (a certificate
+asks for them once per fit, where their compilation is paid at most once per machine).
 """
 
 from __future__ import annotations
