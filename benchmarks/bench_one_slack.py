@@ -5,7 +5,10 @@ or LETOR 4.0 MQ2008's with ``--dataset mq2008``) in one process, to svm_rank's o
 precision, in at most 0.5x svm_rank's CPU time at c >= 1 and at most 1x at c = 0.01,
 svm_rank timed in the same run with its own protocol: one fresh ``svm_rank_learn -c c
 FoldK/train.txt MODEL`` process per fold (parsing included), CPU time (user + system,
-``os.wait4``) summed over the five folds, median of ``--repeat`` rounds. svm_rank's licence
+``os.wait4``) summed over the five folds, median of ``--repeat`` rounds. svm_rank refuses a file
+whose qids decrease (OHSUMED's Fold4 and Fold5, MQ2008's Fold4 and Fold5 hold a query in two
+runs), so it reads a copy with the lines stably sorted by qid (written before timing; the
+same queries, documents and pairs: the same objective). svm_rank's licence
 forbids redistribution, so it is not bundled: give its binary with the environment variable
 ``SVM_RANK_LEARN`` (path to ``svm_rank_learn``), or its source with ``SVM_RANK_SRC``
 (``svm_rank.tar.gz`` or its folder), or fetch the public copy :mod:`build_peers` names
@@ -199,6 +202,22 @@ def read_svm_rank_w(model: Path, d: int) -> np.ndarray | None:
         return None
 
 
+def svm_rank_file(k: int, tmp: Path) -> Path:
+    """Fold k's ``train.txt`` as svm_rank reads it: the file itself when its qids never
+    decrease, else a copy in ``tmp`` with its lines stably sorted by qid (svm_rank refuses
+    "Query ID's in data file have to be in increasing order"; OHSUMED's Fold4 has a query
+    in two runs). The copy has the same queries, documents and pairs, so the same objective."""
+    path = ROOT / f"Fold{k}" / "train.txt"
+    lines = [line for line in path.read_bytes().splitlines(keepends=True) if line.strip()]
+    qids = [int(line.split()[1].split(b":")[1]) for line in lines]
+    if all(a <= b for a, b in zip(qids, qids[1:], strict=False)):
+        return path
+    order = sorted(range(len(qids)), key=qids.__getitem__)
+    copy = tmp / f"Fold{k}-train-by-qid.txt"
+    copy.write_bytes(b"".join(lines[i] for i in order))
+    return copy
+
+
 def svm_rank_five(binary: Path, c: float, folds: list[int], repeat: int,
                   tmp: Path) -> dict:
     """svm_rank's protocol: one ``svm_rank_learn -c c`` process per fold; CPU summed.
@@ -207,12 +226,12 @@ def svm_rank_five(binary: Path, c: float, folds: list[int], repeat: int,
     last round's models (weights per fold, for the true-gap columns).
     """
     cpus, walls, models = [], [], {}
+    files = {k: svm_rank_file(k, tmp) for k in folds}
     for _ in range(repeat):
         cpu = wall = 0.0
         for k in folds:
             model = tmp / f"svm_rank_fold{k}.model"
-            done = run_process([str(binary), "-c", repr(c),
-                                str(ROOT / f"Fold{k}" / "train.txt"), str(model)])
+            done = run_process([str(binary), "-c", repr(c), str(files[k]), str(model)])
             cpu += done.cpu
             wall += done.wall
             models[k] = model.read_text() if model.is_file() else ""
