@@ -19,7 +19,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[notebooks,dev,dask,docs]"
+	$(BIN)/python -m pip install --quiet -e ".[notebooks,dev,dask,docs,benchopt]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
