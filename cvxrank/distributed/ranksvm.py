@@ -290,10 +290,16 @@ class ShardedRankSVM(WeightedByC, Objective):
         """The preference pairs of all shards (the dual variables of the RankSVM dual)."""
         return self.data.n_pairs
 
-    def compensated_gradient(self, w: np.ndarray) -> None:
-        """None: the shards give only :meth:`accurate_gradient` (the Newton solvers then use
-        it)."""
-        return None
+    def compensated_gradient(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The gradient in double-word arithmetic without the pairs and its error bound per
+        feature, each shard's part computed where it lives
+        (:meth:`~cvxrank.formulations.ranksvm.RankSVM.compensated_loss_gradient`); None when
+        a shard's features are sparse."""
+        w = np.asarray(w, dtype=np.float64)
+        parts = [part for part, _ in self.map(tasks.compensated_part, w)]
+        if any(part is None for part in parts):
+            return None
+        return accurate_gradient(w, self.C, parts)
 
     def accurate_gradient(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The gradient in double-word arithmetic and its error bound per feature, each

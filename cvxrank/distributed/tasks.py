@@ -283,6 +283,18 @@ def accurate_part(shard: Shard, w: np.ndarray) -> tuple[AccuratePart, float]:
     return f.accurate_loss_gradient(w), time.perf_counter() - started
 
 
+def compensated_part(shard: Shard, w: np.ndarray) -> tuple[AccuratePart | None, float]:
+    r"""The shard's :math:`X_k^\top \partial L_k / \partial s` in double-word arithmetic
+    without its pairs (:meth:`~cvxrank.formulations.ranksvm.RankSVM.compensated_loss_gradient`:
+    None for sparse features; zeros for a shard without pairs), and the compute seconds."""
+    started = time.perf_counter()
+    f = shard.formulation
+    if f is None:
+        zeros = np.zeros(w.size)
+        return AccuratePart(zeros, zeros, zeros, zeros), 0.0
+    return f.compensated_loss_gradient(w), time.perf_counter() - started
+
+
 def band(shard: Shard, w: np.ndarray, radii: list[float],
          max_pairs: int) -> tuple[MarginBand | None, float]:
     """The shard's :meth:`~cvxrank.formulations.ranksvm.RankSVM.margin_band` (hinge), and

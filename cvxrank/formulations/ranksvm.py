@@ -649,7 +649,21 @@ class RankSVM(PairwiseSVM):
         return accurate_gradient(w, self.C, [self.accurate_loss_gradient(w)])
 
     def compensated_gradient(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        r""":math:`\nabla P(w)` in double-word arithmetic without the pairs: O(nd + n log n).
+        r""":math:`\nabla P(w)` in double-word arithmetic without the pairs: O(nd + n log n)
+        (:meth:`compensated_loss_gradient`, with :func:`accurate_gradient`). The Newton
+        solvers try this before :meth:`accurate_gradient` (O(pd)), which needs the pairs.
+
+        Returns
+        -------
+        (g, error) or None
+            As :meth:`accurate_gradient`; None for sparse features.
+        """
+        part = self.compensated_loss_gradient(w)
+        return None if part is None else accurate_gradient(w, self.C, [part])
+
+    def compensated_loss_gradient(self, w: np.ndarray) -> AccuratePart | None:
+        r""":math:`X^\top \partial L / \partial s` at ``w`` in double-word arithmetic,
+        without the pairs (a shard's part of the sum, as :meth:`accurate_loss_gradient`).
 
         The products with X are Ogita, Rump & Oishi's Dot2
         (:mod:`cvxrank.numerics.compensated_kernels`): the scores :math:`Xw` and
@@ -657,15 +671,14 @@ class RankSVM(PairwiseSVM):
         structured weights (the sorted engine), the sorted passes in double-words
         (:meth:`SortedPairLoss.accurate_gradient
         <cvxrank.formulations.pair_losses.SortedPairLoss.accurate_gradient>`), so the bound
-        is of order :math:`u^2` of the terms, as :meth:`accurate_gradient`'s; with explicit
-        pair weights it is the float64 one with its rounding bound, which then propagates
-        as :math:`\max_i |x_{ij}|\, \|\hat\beta - \beta\|_1` per feature. The Newton
-        solvers try this before :meth:`accurate_gradient` (O(pd)), which needs the pairs.
+        is of order :math:`u^2` of the terms, as :meth:`accurate_loss_gradient`'s; with
+        explicit pair weights it is the float64 one with its rounding bound, which then
+        propagates as :math:`\max_i |x_{ij}|\, \|\hat\beta - \beta\|_1` per feature.
 
         Returns
         -------
-        (g, error) or None
-            As :meth:`accurate_gradient`; None for sparse features.
+        AccuratePart or None
+            None for sparse features.
         """
         if sp.issparse(self._X):
             return None
@@ -682,7 +695,7 @@ class RankSVM(PairwiseSVM):
             hi, lo, error, size = dot2_columns(self._X, ev.grad)
             error = error + np.asarray(self.data.column_scales, dtype=np.float64) * \
                 ev.rounding().grad_bound(rounding.product_error(self.data.column_scales, w))
-        return accurate_gradient(w, self.C, [AccuratePart(hi, lo, error, size)])
+        return AccuratePart(hi, lo, error, size)
 
     def accurate_loss_gradient(self, w: np.ndarray) -> AccuratePart:
         r""":math:`X^\top \partial L / \partial s = -\sum_k c_k \ell'(r_k) d_k` at ``w``

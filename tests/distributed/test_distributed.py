@@ -72,8 +72,7 @@ def assert_same_certified_measures(a: dict, b: dict, certified_a: dict, certifie
                                    label: object = None) -> None:
     """Two models' measures agree wherever both certify them (each is then the optimum's);
     a measure one of them does not certify may differ (its ball holds both values), and
-    how many each certifies depends on its radius, i.e. on rounding (a sharded fit has no
-    double-word certificate: its radius stays at the float64 bound)."""
+    how many each certifies depends on its radius, i.e. on rounding."""
     both = [m for m in certified_a if certified_a[m]["certified"] and certified_b[m]["certified"]]
     for measure in both:
         assert a[measure] == b[measure], (label, measure)
@@ -186,6 +185,20 @@ def test_sharded_fit_reaches_the_in_memory_optimum(client, loss, solver) -> None
         split = run.info
         assert split["n_shards"] == 5 and split["shard_calls"] > 0
         assert split["compute_time"] + split["communication_time"] <= run.time + 1e-9
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "huber"])
+def test_the_shards_compensated_gradient_is_the_in_memory_one(client, loss) -> None:
+    """Each shard's double-word part of the gradient (no pairs built), summed on the client:
+    the in-memory compensated gradient and the explicit-pair one, within their bounds."""
+    data = synthetic(5)
+    shards = ShardedRankingData.from_data(data, client, 3)
+    memory, sharded = RankSVM(data, C=2.0, loss=loss), ShardedRankSVM(shards, C=2.0, loss=loss)
+    w = np.random.default_rng(5).normal(size=data.n_features)
+    g_s, e_s = sharded.compensated_gradient(w)
+    for g, e in (memory.compensated_gradient(w), memory.accurate_gradient(w)):
+        assert np.all(np.abs(g_s - g) <= e_s + e)
+    assert np.all(e_s <= 1e-14 * (1.0 + np.abs(g_s)))
 
 
 def test_ohsumed_five_folds_in_shards_give_the_in_memory_optima(shared_data, client) -> None:
