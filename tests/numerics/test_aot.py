@@ -17,11 +17,12 @@ import pytest
 
 from cvxrank.compiled import aot
 from cvxrank.data import svmlight_compiled
-from cvxrank.formulations import sorted_kernels
+from cvxrank.formulations import conerank_kernels, sorted_kernels
 from cvxrank.formulations.pair_losses import SortedPairLoss
-from cvxrank.numerics import l1inf_kernels
+from cvxrank.numerics import compensated_kernels, l1inf_kernels
 
-KERNEL_FILES = (sorted_kernels, l1inf_kernels, svmlight_compiled)
+KERNEL_FILES = (sorted_kernels, l1inf_kernels, svmlight_compiled, conerank_kernels,
+                compensated_kernels)
 #: What numba.pycc needs to build a module: a C compiler and Python's headers.
 HAS_COMPILER = ((shutil.which("cc") is not None or shutil.which("gcc") is not None)
                 and (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file())

@@ -10,6 +10,7 @@ from toolbox import rel, sampled, signed_rel
 from cvxrank.certificates.reference import solve_reference
 from cvxrank.data import RankingData, make_synthetic
 from cvxrank.data.instances import DEFAULT, QUICK
+from cvxrank.formulations import conerank_kernels
 from cvxrank.formulations.conerank import (
     ConeRank,
     FoldingIn,
@@ -17,13 +18,14 @@ from cvxrank.formulations.conerank import (
     normalize_differences,
     objective,
 )
-from cvxrank.numerics.sets import SumBand
+from cvxrank.numerics.sets import L2Ball, SumBand
 from cvxrank.registry.conerank import instance_view
 from cvxrank.solvers.conerank import (
     fold_in,
     profile_objective,
     reference_alternation,
     solve_alternation,
+    solve_stochastic,
     update_basis,
 )
 
@@ -149,6 +151,110 @@ def test_the_papers_clip_and_normalize_step_stops_short_of_the_optimum() -> None
     assert signed_rel(sg.value, p_star) > 1e-2  # above the optimum
     eg = fold_in(f.pairs, U, W, method="eg-paper", tol=1e-12, max_iter=5000)
     assert rel(eg.value, p_star) <= 1e-6
+
+
+# -- the paper's stochastic Alg. 1 (compiled steps against the steps as printed) ---------------
+def printed_fold_in(Z: np.ndarray, U: np.ndarray, W: np.ndarray, phi: np.ndarray, variant: str,
+                    mu: float, tol: float, max_iter: int) -> tuple[np.ndarray, int]:
+    """Alg. 1 steps 1a-1c (``"sg"``) or Sect. 4.2's linearized step (``"eg"``) in numpy, every
+    step on every pair, until no coefficient moves by more than ``tol``."""
+    K = W.shape[1]
+    M, B = U.T @ U, Z @ U
+    for k in range(1, max_iter + 1):
+        g = 2.0 * phi[:, None] * (W @ M - B)
+        if variant == "sg":
+            V = np.maximum(W - mu * g, 0.0)
+            total = V.sum(axis=1, keepdims=True)
+            new = np.where(total > 0, V / np.where(total > 0, total, 1.0), 1.0 / K)
+        else:
+            new = np.maximum(W * (1.0 - mu * (g - np.einsum("ij,ij->i", W, g)[:, None])), 0.0)
+            new /= new.sum(axis=1, keepdims=True)
+        moved = np.abs(new - W).max()
+        W = new
+        if moved <= tol:
+            return W, k
+    return W, max_iter
+
+
+def printed_stochastic(f: ConeRank, variant: str, mu: float, passes: int,
+                       seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sect. 4.1's passes as printed: per query (in the solver's order) the folding-in, then
+    for k = 1..K the gradient step on u_k through the residual Z_q - W_q U^T and the ball."""
+    rng = np.random.default_rng(seed)
+    U, W = f.random_start(seed)
+    ball, p = L2Ball(1.0, scale=f.c), f.pairs
+    for _ in range(passes):
+        for q in rng.permutation(p.n_queries):
+            rows = slice(int(p.pair_ptr[q]), int(p.pair_ptr[q + 1]))
+            Zq, phi = p.Z[rows], p.phi[rows]
+            W[rows] = printed_fold_in(Zq, U, W[rows], phi, variant, mu, 1e-6, 200)[0]
+            Wq = W[rows]
+            for k in range(f.K):
+                residual = Zq - Wq @ U.T
+                grad = -(2.0 / Zq.shape[0]) * residual.T @ (phi * Wq[:, k])
+                U[:, k] = ball.project(U[:, k] - mu * grad)
+    return U, W
+
+
+@pytest.mark.parametrize("method", ["sg-paper", "eg-paper"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_compiled_paper_folding_in_makes_the_printed_steps(method: str, seed: int) -> None:
+    f = problem(seed, K=4)
+    U, W = f.random_start(seed)
+    rows = slice(int(f.pairs.pair_ptr[1]), int(f.pairs.pair_ptr[2]))
+    for tol, max_iter in ((1e-6, 200), (0.0, 37)):
+        for mu in (0.001, 0.05):
+            res = fold_in(f.pairs, U, W[rows], method=method, mu=mu, tol=tol, max_iter=max_iter,
+                          rows=rows)
+            ref, n = printed_fold_in(f.pairs.Z[rows], U, W[rows], f.pairs.phi[rows], method[:2],
+                                     mu, tol, max_iter)
+            assert res.n_iter == n
+            np.testing.assert_allclose(res.X, ref, rtol=0, atol=1e-14)
+
+
+def test_compiled_sg_step_resets_a_clipped_row_to_uniform() -> None:
+    B = np.array([[-1e6, -1e6, -1e6], [0.0, 0.0, 0.0]])  # row 0: every coefficient clipped
+    WT, n = conerank_kernels.fold_in_paper(np.ascontiguousarray(B.T),
+                                           np.full((3, 2), 1.0 / 3.0), np.eye(3) * 1e6,
+                                           np.ones(2), 1.0, False, 0.0, 1)
+    assert n == 1
+    np.testing.assert_array_equal(WT[:, 0], np.full(3, 1.0 / 3.0))
+
+
+def test_compiled_eg_step_sets_a_coefficient_below_the_smallest_normal_to_zero() -> None:
+    """At M = 0, b = (-0.99, 0), phi = 1/2 and mu = 1 the step multiplies the coefficient
+    1e-307 by about 0.01: numpy's step keeps the subnormal 1e-309, the kernel sets it to 0
+    (so that no later step computes with a subnormal); the other coefficient stays 1."""
+    W0, B, phi = np.array([[1e-307, 1.0]]), np.array([[-0.99, 0.0]]), np.array([0.5])
+    g = 2.0 * phi[:, None] * (0.0 - B)
+    v = W0 * (1.0 - (g - np.einsum("ij,ij->i", W0, g)[:, None]))
+    assert 0.0 < (v / v.sum())[0, 0] < conerank_kernels.SMALLEST_NORMAL
+    WT, _ = conerank_kernels.fold_in_paper(np.ascontiguousarray(B.T), W0.T.copy(),
+                                           np.zeros((2, 2)), phi, 1.0, True, 0.0, 1)
+    assert WT[0, 0] == 0.0 and WT[1, 0] == 1.0
+
+
+@pytest.mark.parametrize("variant", ["sg", "eg"])
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_stochastic_solver_makes_the_printed_passes(variant: str, seed: int) -> None:
+    """At the paper's steps (at 10x EG's, the printed steps themselves are chaotic: a
+    relative perturbation of 1e-15 of U changes their coefficients by 0.2 in 200 steps)."""
+    f = problem(seed, K=3)
+    mu = {"sg": 0.001, "eg": 0.005}[variant]
+    run = solve_stochastic(f, variant=variant, mu=mu, max_iter=20, seed=seed)
+    U, W = f.split(run.w)
+    U_ref, W_ref = printed_stochastic(f, variant, mu, 20, seed)
+    assert np.abs(U_ref - f.random_start(seed)[0]).max() > 1e-2  # the basis moved
+    np.testing.assert_allclose(U, U_ref, rtol=0, atol=1e-12 * np.abs(U_ref).max())
+    np.testing.assert_allclose(W, W_ref, rtol=0, atol=1e-12)
+
+
+def test_compiled_basis_step_stops_at_a_vector_that_is_not_finite() -> None:
+    U, A, S = np.ones((2, 2)), np.array([[np.inf, 1.0], [0.0, 1.0]]), np.eye(2)
+    assert not conerank_kernels.basis_steps(U, A, S, 1.0, 1.0, 10.0)
+    assert not np.isfinite(U[0, 0]) and np.all(U[:, 1] == 1.0)  # the second vector untouched
+    with pytest.raises(ValueError, match="finite"):
+        solve_stochastic(problem(0), max_iter=1, seed=0, mu=1e308)
 
 
 # -- the alternation ---------------------------------------------------------------------------
