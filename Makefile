@@ -34,18 +34,19 @@ install: $(STAMP)
 verify: install
 	$(BIN)/cvxrank verify
 
-# the whole suite in two processes (pytest-xdist), each with its share of the cores' threads
-# (tests/conftest.py): under 15 minutes on two cores; every test holds under that load (timing
-# tests bound the solver's own clock or allow it)
+# the whole suite in two processes (pytest-xdist; --dist loadgroup keeps a group's tests in
+# one process: the one Sphinx build of tests/project/test_docs.py), each with its share of the
+# cores' threads (tests/conftest.py): under 15 minutes on two cores; every test holds under
+# that load (timing tests bound the solver's own clock or allow it)
 test: install
-	$(BIN)/python -m pytest -q -n 2 tests
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
 
 # the suite without the tests marked slow (real data, notebooks, verify and figures runs,
 # reproductions, kernel compilations, the per-solver budgets, the seeds of a costly sweep beyond
 # its sample), in two processes (pytest-xdist): under three minutes on two cores, for the
 # edit-test loop; `make test` runs everything
 test-fast: install
-	$(BIN)/python -m pytest -q -m "not slow" -n 2 tests
+	$(BIN)/python -m pytest -q -m "not slow" -n 2 --dist loadgroup tests
 
 lint: install
 	$(BIN)/ruff check cvxrank tests benchmarks notebooks

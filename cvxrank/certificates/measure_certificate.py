@@ -111,10 +111,10 @@ from types import MappingProxyType
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from cvxrank.data.ranking_data import row_scores
 from cvxrank.metrics import Convention, _as_convention, _rank, _Ranking
+from cvxrank.utils.lazy_sparse import sp
 
 __all__ = ["RULE", "MeasureCertificate", "certify_measures"]
 

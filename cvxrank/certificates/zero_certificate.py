@@ -54,9 +54,9 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.certificates.reference import SOLVER_OPTIONS
+from cvxrank.utils.lazy_sparse import sp
 
 #: Offsets within this many units in the last place of the block's largest count as largest.
 OFFSET_ULPS = 4

@@ -25,7 +25,6 @@ import os
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.cli.common import (
     add_data_format_options,
@@ -41,6 +40,7 @@ from cvxrank.data.pairs import count_pairs
 from cvxrank.data.ranking_data import MAX_GRADE, RankingData
 from cvxrank.data.svmlight import MAX_FEATURES, open_data_file, physical_memory
 from cvxrank.data.synthetic import make_synthetic
+from cvxrank.utils.lazy_sparse import sp
 
 #: The default synthetic instance of ``--synthetic`` (small: it runs in ``make verify``).
 SYNTHETIC_DEFAULTS: dict[str, Any] = {

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.data.ranking_data import RankingData
+from cvxrank.utils.lazy_sparse import sp
 
 
 def _dense(data: RankingData) -> np.ndarray:

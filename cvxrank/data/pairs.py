@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.errors import PairLimitError
+from cvxrank.utils.lazy_sparse import sp
 
 #: Default refusal limit of :func:`build_pairs` (about 1.6 GB of pair storage).
 DEFAULT_MAX_PAIRS = 20_000_000

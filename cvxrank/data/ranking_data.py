@@ -11,13 +11,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.data.scales import column_norms, column_scales
+from cvxrank.utils.lazy_sparse import sp
 
-Matrix = np.ndarray | sp.csr_matrix
+#: The features of a data set: dense, or CSR (a string, so that scipy.sparse is imported
+#: only where a sparse matrix is made, :mod:`cvxrank.utils.lazy_sparse`).
+Matrix: TypeAlias = "np.ndarray | sp.csr_matrix"
 
 #: Largest grade the readers accept (grades are relevance levels 0..MAX_GRADE). It is the top
 #: of LightGBM's default ``label_gain`` (2^i - 1 for i = 0..30; LightGBM refuses larger

@@ -17,10 +17,10 @@ import math
 from typing import Protocol
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank import tolerances
 from cvxrank.errors import UsageError
+from cvxrank.utils.lazy_sparse import sp
 
 
 class ScaledData(Protocol):

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from typing import TextIO
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.lib.stride_tricks import sliding_window_view
 
 from cvxrank.compiled import aot
 from cvxrank.data.ranking_data import MAX_GRADE, RankingData
 from cvxrank.errors import DataFormatError
+from cvxrank.utils.lazy_sparse import sp
 
 _DOCID = re.compile(r"docid\s*=\s*(\S+)")
 

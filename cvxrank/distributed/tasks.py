@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.pair_losses import LossEvaluation
@@ -33,6 +32,7 @@ from cvxrank.formulations.ranksvm import AccuratePart, MarginBand, RankSVM
 from cvxrank.losses import PairLoss
 from cvxrank.numerics.rounding import LossRounding
 from cvxrank.solvers.newton import FeatureColumns, hessian_diagonal, newton_matrix
+from cvxrank.utils.lazy_sparse import sp
 
 
 @dataclass(frozen=True)

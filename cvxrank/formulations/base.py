@@ -28,13 +28,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.data.ranking_data import RankingData, row_scores
 from cvxrank.data.scales import check_magnitude
 from cvxrank.methods import C_PARAM
 from cvxrank.numerics import rounding
 from cvxrank.numerics.sets import ConvexSet
+from cvxrank.utils.lazy_sparse import sp
 
 if TYPE_CHECKING:
     import cvxpy as cp

@@ -50,7 +50,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, build_pairs
 from cvxrank.data.ranking_data import RankingData
@@ -58,6 +57,7 @@ from cvxrank.data.scales import check_magnitude
 from cvxrank.formulations.base import Formulation, Objective
 from cvxrank.methods import K_PARAM, SCORING_PARAM
 from cvxrank.numerics.sets import L2Ball, SumBand
+from cvxrank.utils.lazy_sparse import sp
 
 if TYPE_CHECKING:
     import cvxpy as cp

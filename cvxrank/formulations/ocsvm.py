@@ -33,7 +33,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.formulations.base import (
@@ -43,6 +42,7 @@ from cvxrank.formulations.base import (
     squared_operator_norm,
 )
 from cvxrank.numerics.sets import Box, BoxEqualSums
+from cvxrank.utils.lazy_sparse import sp
 
 if TYPE_CHECKING:
     import cvxpy as cp

@@ -50,12 +50,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.formulations import sorted_kernels
 from cvxrank.losses import PairLoss, Ramp, ramp_of
 from cvxrank.numerics import rounding
 from cvxrank.numerics.rounding import LossRounding
+from cvxrank.utils.lazy_sparse import sp
 
 
 @dataclass

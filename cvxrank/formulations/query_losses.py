@@ -33,9 +33,9 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.numerics.sets import Box, ConvexSet, L1InfBall, Simplex
+from cvxrank.utils.lazy_sparse import sp
 from cvxrank.utils.named import by_name
 
 if TYPE_CHECKING:

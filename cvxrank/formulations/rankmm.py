@@ -66,7 +66,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData, largest_distance_to_mean
@@ -81,6 +80,7 @@ from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.methods import RANKMM_LOSSES  # noqa: F401  (the names, re-exported)
 from cvxrank.numerics.cuts import QueryCuts
 from cvxrank.numerics.sets import ConvexSet
+from cvxrank.utils.lazy_sparse import sp
 
 if TYPE_CHECKING:
     import cvxpy as cp

@@ -39,7 +39,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData, largest_distance_to_mean, squared_distances
@@ -55,6 +54,7 @@ from cvxrank.losses import PairLoss, Ramp, ramp_of
 from cvxrank.numerics import compensated, rounding
 from cvxrank.numerics.rounding import LossRounding
 from cvxrank.numerics.sets import Box
+from cvxrank.utils.lazy_sparse import sp
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -891,9 +891,13 @@ class RankSVM(PairwiseSVM):
         reach, and at most the block's largest upper plus largest lower reach)."""
         b = self.loss_engine("sorted").blocks
         rows = self._X[b.doc]
-        mean = sp.csr_matrix((1.0 / np.diff(b.ptr)[b.block], (b.block, np.arange(b.doc.size))),
-                             shape=(b.ptr.size - 1, b.doc.size)) @ rows
-        mean = np.asarray(mean.toarray() if sp.issparse(mean) else mean)
+        sizes = np.diff(b.ptr)
+        if not sp.issparse(rows) and sizes.size and sizes.min() > 0:  # blocks are contiguous
+            mean = np.add.reduceat(rows, b.ptr[:-1], axis=0) / sizes[:, None]
+        else:
+            mean = sp.csr_matrix((1.0 / sizes[b.block], (b.block, np.arange(b.doc.size))),
+                                 shape=(b.ptr.size - 1, b.doc.size)) @ rows
+            mean = np.asarray(mean.toarray() if sp.issparse(mean) else mean)
         return np.sqrt(np.maximum(squared_distances(rows, mean[b.block]), 0.0))
 
     def _sorted_window(self, s: np.ndarray, radii: list[float], max_pairs: int

@@ -46,11 +46,11 @@ from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.errors import CvxrankError
 from cvxrank.losses.pieces import Pieces, Ramp
 from cvxrank.tolerances import EXPRESSION_MATCH
+from cvxrank.utils.lazy_sparse import sp
 
 if TYPE_CHECKING:
     import cvxpy as cp

@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from cvxrank.utils.lazy_sparse import sp
 from cvxrank.utils.threads import blas_threads, level3_threads
 
 #: Eigenvalues of K below ``-PSD_TOLERANCE * max(1, lambda_max)`` mean K is not positive

@@ -38,9 +38,9 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.numerics import l1inf_kernels
+from cvxrank.utils.lazy_sparse import sp
 
 if TYPE_CHECKING:
     import cvxpy as cp

@@ -61,7 +61,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from cvxrank.oracles.measures import (
     RANKING_MEASURES,
@@ -71,6 +70,7 @@ from cvxrank.oracles.measures import (
     mwta_cutoff,
     ranking_measure,
 )
+from cvxrank.utils.lazy_sparse import sp
 
 __all__ = [
     "MEASURES",

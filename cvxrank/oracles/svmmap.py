@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from cvxrank.oracles.dorm import Violation, _order, _query_matrix, _vector
+from cvxrank.utils.lazy_sparse import sp
 
 __all__ = ["ap_loss", "joint_feature_map", "most_violated_ranking"]
 

@@ -38,7 +38,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+from cvxrank.utils.lazy_sparse import sp
 
 if TYPE_CHECKING:
     import cvxpy as cp

@@ -65,7 +65,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank.data.pairs import DEFAULT_MAX_PAIRS, PairSet, build_pairs, count_pairs
 from cvxrank.data.ranking_data import RankingData
@@ -78,6 +77,7 @@ from cvxrank.numerics.sets import Box
 from cvxrank.sandbox.conic import ConicSet
 from cvxrank.sandbox.sets import ConstraintSet
 from cvxrank.tolerances import FEASIBILITY
+from cvxrank.utils.lazy_sparse import sp
 
 if TYPE_CHECKING:
     import cvxpy as cp

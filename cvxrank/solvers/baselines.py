@@ -18,12 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from cvxrank.core.trace import Run, Status, Trace, certified_radius
 from cvxrank.formulations.ranksvm import RankSVM
+from cvxrank.utils.lazy_sparse import sp
 
 
 def pair_differences(formulation: RankSVM) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray]:

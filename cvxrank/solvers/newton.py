@@ -83,7 +83,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank import tolerances
 from cvxrank.core.capabilities import require, solver, takes_options
@@ -98,6 +97,7 @@ from cvxrank.tolerances import (
     NEWTON_STALL_FACTOR,
     within,
 )
+from cvxrank.utils.lazy_sparse import sp
 from cvxrank.utils.threads import blas_threads, product_threads
 
 #: Most features for which a Newton step may form the d x d Newton matrix instead of running

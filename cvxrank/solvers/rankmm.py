@@ -163,7 +163,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank import tolerances
 from cvxrank.core.capabilities import solver
@@ -172,6 +171,7 @@ from cvxrank.data.ranking_data import largest_distance_to_mean
 from cvxrank.formulations.base import squared_operator_norm
 from cvxrank.numerics.sets import Box, L1InfLayout
 from cvxrank.solvers.stochastic import RECORDS
+from cvxrank.utils.lazy_sparse import sp
 
 Projection = Literal["exact", "paper"]
 

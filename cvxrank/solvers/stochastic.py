@@ -45,13 +45,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxrank import tolerances
 from cvxrank.core.capabilities import solver
 from cvxrank.core.trace import Run, SolverOptions, TraceRecorder
 from cvxrank.formulations.pair_losses import SortedPairLoss
 from cvxrank.losses import Ramp
+from cvxrank.utils.lazy_sparse import sp
 
 #: Number of trace records a run aims at (``record_every = max(1, max_iter // RECORDS)``).
 RECORDS = 200

@@ -22,7 +22,9 @@ import cvxrank
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.slow  # a whole Sphinx build (a minute or two)
+# a whole Sphinx build (a minute or two), once: every test of this file in one xdist worker
+# (`--dist loadgroup`), since a build writes its autosummary pages and gallery into docs/
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sphinx-build")]
 
 
 @pytest.fixture(scope="module")

@@ -216,7 +216,8 @@ def test_readme_keeps_the_two_commands():
     makefile = (ROOT / "Makefile").read_text("utf-8")
     # what the README says they do: set up, then `cvxrank verify` / the whole test suite
     assert re.search(r"^verify: install\n\t\S*cvxrank verify$", makefile, re.M)
-    assert re.search(r"^test: install\n\t\S*python -m pytest -q (-n 2 )?tests$", makefile, re.M)
+    assert re.search(r"^test: install\n\t\S*python -m pytest -q (-n 2 (--dist loadgroup )?)?tests$",
+                     makefile, re.M)
 
 
 def test_readme_lists_every_subcommand():
