@@ -275,24 +275,26 @@ def accurate_part(shard: Shard, w: np.ndarray) -> tuple[AccuratePart, float]:
     r"""The shard's :math:`X_k^\top \partial L_k / \partial s` in double-word arithmetic
     (:meth:`~cvxrank.formulations.ranksvm.RankSVM.accurate_loss_gradient`; zeros for a shard
     without pairs), and the compute seconds."""
-    started = time.perf_counter()
-    f = shard.formulation
-    if f is None:
-        zeros = np.zeros(w.size)
-        return AccuratePart(zeros, zeros, zeros, zeros), 0.0
-    return f.accurate_loss_gradient(w), time.perf_counter() - started
+    return _double_word_part(shard, w, lambda f: f.accurate_loss_gradient(w))
 
 
 def compensated_part(shard: Shard, w: np.ndarray) -> tuple[AccuratePart | None, float]:
     r"""The shard's :math:`X_k^\top \partial L_k / \partial s` in double-word arithmetic
     without its pairs (:meth:`~cvxrank.formulations.ranksvm.RankSVM.compensated_loss_gradient`:
     None for sparse features; zeros for a shard without pairs), and the compute seconds."""
+    return _double_word_part(shard, w, lambda f: f.compensated_loss_gradient(w))
+
+
+def _double_word_part(shard: Shard, w: np.ndarray,
+                      part: Callable[[Any], AccuratePart | None]
+                      ) -> tuple[AccuratePart | None, float]:
+    """``part(formulation)`` of the shard (zeros for a shard without pairs), timed."""
     started = time.perf_counter()
     f = shard.formulation
     if f is None:
         zeros = np.zeros(w.size)
         return AccuratePart(zeros, zeros, zeros, zeros), 0.0
-    return f.compensated_loss_gradient(w), time.perf_counter() - started
+    return part(f), time.perf_counter() - started
 
 
 def band(shard: Shard, w: np.ndarray, radii: list[float],
