@@ -105,13 +105,18 @@ class Proc:
         return self.user + self.system
 
 
-def blas_env(threads: int, base: dict[str, str] | None = None) -> dict[str, str]:
-    """An environment with ``threads`` BLAS/OpenMP threads (0: the library default)."""
-    env = dict(os.environ if base is None else base)
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.pop(name, None)
-        if threads > 0:
-            env[name] = str(threads)
+def blas_env(threads: int, base: dict[str, str] | None = None, *,
+             plain: bool = False) -> dict[str, str]:
+    """An environment with ``threads`` BLAS/OpenMP threads (0: none set, so that cvxrank's
+    thread policy applies, :mod:`cvxrank.utils.threads`); ``plain``: also without any
+    ``CVXRANK_*`` variable, as a user's shell."""
+    from cvxrank.utils.threads import START_MARKER, THREAD_VARIABLES
+
+    env = {k: v for k, v in (os.environ if base is None else base).items()
+           if k not in (*THREAD_VARIABLES, START_MARKER)
+           and not (plain and k.startswith("CVXRANK_"))}
+    if threads > 0:
+        env.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
     return env
 
 

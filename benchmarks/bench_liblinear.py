@@ -163,13 +163,9 @@ def cvxrank_cmd(case: Case, tol: float) -> list[str]:
 
 
 def user_env(cache: Path) -> dict[str, str]:
-    """A user's shell environment: no thread variables, no ``CVXRANK_*`` variable, the
-    parsed-file cache in ``cache`` (``XDG_CACHE_HOME``)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-           and not k.startswith("CVXRANK_")}
-    env["XDG_CACHE_HOME"] = str(cache)
-    return env
+    """A user's shell environment (:func:`_process.blas_env`, plain), the parsed-file cache in
+    ``cache`` (``XDG_CACHE_HOME``)."""
+    return {**blas_env(0, plain=True), "XDG_CACHE_HOME": str(cache)}
 
 
 def user_default_fit(path: Path, C: float, train: Path, tmp: Path, rounds: int) -> dict:
@@ -177,8 +173,7 @@ def user_default_fit(path: Path, C: float, train: Path, tmp: Path, rounds: int) 
     tolerance-only fit (first read) and the peer at -e 1e-5, in a user's environment."""
     fit = [CVXRANK, "fit", "--train", str(path), "--method", "ranksvm", "--loss",
            "squared_hinge", "--C", repr(C), "--json", "--quiet"]
-    peer_cmd = [str(train), "-s", "8", "-c", repr(C), "-e", "1e-5", "-q", str(path),
-                str(tmp / "user.model")]
+    peer_cmd = peer_train_cmd(train, Case("user", path, C), 1e-5, tmp / "user.model")
     runs: dict[str, list] = {"first": [], "second": [], "tolerance": [], "peer": []}
     for r in range(rounds):
         order = ("cvx", "tol", "peer") if r % 2 == 0 else ("peer", "tol", "cvx")

@@ -72,7 +72,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -91,7 +90,7 @@ from _common import (
     verdict,
     warm_up,
 )
-from _process import run_process
+from _process import blas_env, run_process
 from build_peers import svm_rank_learn
 
 from cvxrank.certificates.reference import solve_reference
@@ -160,13 +159,7 @@ def stop_rule(tol: float) -> str:
 def child_env(threads: int) -> dict[str, str]:
     """The environment of a child process: ``threads`` BLAS threads (0: none set, a user's
     plain process)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CVXRANK_")}
-    names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-    for name in names:
-        env.pop(name, None)
-        if threads > 0:
-            env[name] = str(threads)
-    return env
+    return blas_env(threads, plain=True)
 
 
 def one_process(c: float, tol: float, folds: list[int], threads: int,

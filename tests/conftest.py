@@ -30,17 +30,15 @@ settings.load_profile("deterministic")
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-#: The thread-count variables a worker sets for the processes it starts.
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    """In a pytest-xdist worker: thread pools limited to the worker's share of the cores."""
-    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
-    if not workers or any(name in os.environ for name in THREAD_VARIABLES):
-        return  # one process, or thread counts chosen by whoever runs the suite
-    from cvxrank.utils.threads import usable_cores
+    """In a pytest-xdist worker: thread pools limited to the worker's share of the cores, set
+    through the thread-count variables (:data:`cvxrank.utils.threads.THREAD_VARIABLES`) for
+    the processes it starts too."""
+    from cvxrank.utils.threads import THREAD_VARIABLES, usable_cores, user_chose_threads
 
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not workers or user_chose_threads():
+        return  # one process, or thread counts chosen by whoever runs the suite
     share = max(usable_cores() // int(workers), 1)
     for name in THREAD_VARIABLES:
         os.environ[name] = str(share)
