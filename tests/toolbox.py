@@ -31,6 +31,11 @@ Clocks
       given cvxrank modules: durations, time budgets and "charged to the solver's clock" are
       then tested on a clock that advances by known amounts, not on the wall clock.
 
+Measures
+    * :func:`letor_measures` -- the test report of ``cvxrank fit --test`` for a model w;
+    * :func:`assert_same_certified_measures` -- two models' measures agree wherever both
+      certify them (two fits of one problem: in memory and on shards, say).
+
 Sweeps
     * :func:`sampled` -- the values of a parametrized sweep (seeds, instances) with all but the
       first few marked ``slow``: ``make test-fast`` checks the property on a sample of the
@@ -161,3 +166,23 @@ def sampled(values: Any, fast: int = 1) -> list[Any]:
 def slow_if(condition: bool) -> tuple[pytest.MarkDecorator, ...]:
     """``marks=`` for one ``pytest.param`` of a sweep: ``slow`` where ``condition`` holds."""
     return (pytest.mark.slow,) if condition else ()
+
+
+def letor_measures(data: Any, w: np.ndarray) -> dict:
+    """The test report of ``cvxrank fit --test`` for the model w (LETOR 3.0 conventions)."""
+    from cvxrank.cli.evaluate import measure_scores
+    from cvxrank.data.ranking_data import row_scores
+    from cvxrank.metrics import get_preset
+
+    return measure_scores(data, row_scores(data.X, w), convention=get_preset("letor3"),
+                          preset="letor3", k=10)
+
+
+def assert_same_certified_measures(a: dict, b: dict, certified_a: dict, certified_b: dict,
+                                   label: object = None) -> None:
+    """Two models' measures agree wherever both certify them (each is then the optimum's);
+    a measure one of them does not certify may differ (its ball holds both values), and
+    how many each certifies depends on its radius, i.e. on rounding."""
+    both = [m for m in certified_a if certified_a[m]["certified"] and certified_b[m]["certified"]]
+    for measure in both:
+        assert a[measure] == b[measure], (label, measure)

@@ -42,7 +42,8 @@ when :math:`w^* = 0` exactly (then the model radius is 0 and every measure is ce
 **Coordinates.** Every loss here reads w only through score differences within a query, so
 a feature column constant within every query (exactly) moves all of a query's scores alike:
 its pieces' coordinate is 0, and so is the optimum's weight on it. The certificate works in
-the other coordinates (:func:`varying_columns`).
+the other coordinates (:meth:`~cvxrank.data.ranking_data.RankingData.varying_columns`; sharded
+data reduce their shards' columns).
 """
 
 from __future__ import annotations
@@ -101,15 +102,6 @@ class ZeroCertificate:
     vertices: int
     oracle_calls: int
     reason: str
-
-
-def varying_columns(X: Any, query_ptr: np.ndarray) -> np.ndarray:
-    """The feature columns not constant within every query (exactly), as indices."""
-    dense = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
-    starts = np.asarray(query_ptr[:-1], dtype=np.int64)
-    spread = np.maximum.reduceat(dense, starts, axis=0) - np.minimum.reduceat(dense, starts,
-                                                                              axis=0)
-    return np.flatnonzero(np.any(spread != 0.0, axis=0))
 
 
 class _Pool:
@@ -251,7 +243,7 @@ def certify_zero(formulation: Any, *, cuts: Any = None,
     ZeroCertificate
     """
     f = formulation
-    columns = varying_columns(f.data.X, f.data.query_ptr)
+    columns = f.data.varying_columns()
     if columns.size == 0:
         return ZeroCertificate(True, False, math.inf, math.nan, 0, 0, "w = 0 is the exact "
                                "optimum at every C: every feature is constant within every "

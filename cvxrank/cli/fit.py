@@ -59,7 +59,8 @@ with the training set's statistics, which map the ``--test`` file too (and any d
 saved model scores); ``query-minmax`` inside each query (LETOR's QueryLevelNorm, no
 statistics). The default ``none`` keeps them as given.
 
-``--backend dask`` fits RankSVM (any of its losses) over shards on a Dask cluster
+``--backend dask`` fits RankSVM (any of its losses), RankMM, DORM and SVM MAP over shards
+on a Dask cluster
 (:mod:`cvxrank.distributed`; ``--scheduler ADDRESS`` or a local cluster of ``--workers``
 processes): ``--train`` is a glob of files (or one file), each one shard of whole queries
 (a query id in two files is refused), read by the workers, so no training file passes
@@ -435,19 +436,22 @@ def fit_on_shards(args: argparse.Namespace, loss: str, loss_object: Any,
     Raises
     ------
     UsageError
-        For a method other than RankSVM, ``--normalize`` other than none, ``--query``, or
-        a glob that matches no file.
+        For a method that does not run on shards
+        (:func:`cvxrank.distributed.methods.sharded_formulation`), ``--normalize`` other
+        than none, ``--query``, or a glob that matches no file.
     """
     import functools
 
     from cvxrank.certificates.certify import EvaluationTarget
     from cvxrank.data.normalize import Normalization
-    from cvxrank.distributed import ShardedRankingData, ShardedRankSVM, connect, fit_sharded
+    from cvxrank.distributed import ShardedRankingData, connect, fit_sharded
+    from cvxrank.distributed.methods import on_shards, sharded_formulation, sharded_methods
     from cvxrank.distributed.shards import shard_paths
     from cvxrank.methods import get
 
-    if args.method != "ranksvm":
-        raise UsageError(f"--backend dask fits --method ranksvm (any of its losses), not "
+    method = get(args.method)
+    if not on_shards(method):
+        raise UsageError(f"--backend dask fits --method {', '.join(sharded_methods())}, not "
                          f"{args.method}")
     if args.normalize != "none":
         raise UsageError("--normalize needs the whole training set in one process; "
@@ -463,10 +467,10 @@ def fit_on_shards(args: argparse.Namespace, loss: str, loss_object: Any,
             read_shard_file, fmt=args.format, cache=args.read_cache,
             positions={path: i for i, path in enumerate(paths)}))
         read_time = time.perf_counter() - reading
-        params = svm_rank_params(args, get(args.method), params, data.n_queries)
+        params = svm_rank_params(args, method, params, data.n_queries)
         if test is not None:
             test = test.pad_features(data.n_features)
-        formulation = ShardedRankSVM(data, loss=loss_object, **params)
+        formulation = sharded_formulation(method, data, loss=loss_object, **params)
         target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
         run = fit_with_progress(args, loss, formulation, lambda options: fit_sharded(
             formulation, certify=target, **options, **solver_options))

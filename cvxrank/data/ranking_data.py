@@ -288,6 +288,17 @@ class RankingData:
         ymin = np.minimum.reduceat(self.y, ptr[:-1])
         return self.query_ids[ymax == ymin]
 
+    def varying_columns(self) -> np.ndarray:
+        """The feature columns not constant within every query (exactly), as indices: the
+        only ones a loss of score differences within queries reads
+        (:mod:`cvxrank.certificates.zero_certificate`)."""
+        X = self.X
+        dense = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+        starts = np.asarray(self.query_ptr[:-1], dtype=np.int64)
+        spread = (np.maximum.reduceat(dense, starts, axis=0)
+                  - np.minimum.reduceat(dense, starts, axis=0))
+        return np.flatnonzero(np.any(spread != 0.0, axis=0))
+
     def subset(self, queries: Sequence[int] | np.ndarray) -> RankingData:
         """The data set restricted to the given query indices (0-based, in the given order)."""
         idx = np.asarray(queries, dtype=np.int64)

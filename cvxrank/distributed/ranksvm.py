@@ -22,9 +22,9 @@ stopping tests, certificates (the certified gap and the model radius :math:`\|w 
   gives a feasible dual point, so its bound is certified whatever each shard's band.
 
 The sums are the in-memory solver's sums in another order: the optimum is the same to
-rounding, the iterates differ in their last digits. :func:`fit_sharded` adds the time
-split of the run (compute on the workers, communication, master on the client) to the
-run's ``info``.
+rounding, the iterates differ in their last digits.
+:func:`~cvxrank.distributed.objective.fit_sharded` adds the time split of the run (compute
+on the workers, communication, master on the client) to the run's ``info``.
 
 References
 ----------
@@ -36,20 +36,17 @@ References
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from cvxrank.core.trace import Run, Status, Trace, certified_radius
 from cvxrank.data.scales import badly_scaled
 from cvxrank.distributed import tasks
+from cvxrank.distributed.objective import ShardedObjective
 from cvxrank.distributed.shards import ShardedRankingData
-from cvxrank.errors import CvxrankError, UsageError
-from cvxrank.formulations.base import Objective, WeightedByC, no_pairs_error
+from cvxrank.formulations.base import no_pairs_error
 from cvxrank.formulations.ranksvm import (
     GradeTable,
     Loss,
@@ -65,12 +62,6 @@ from cvxrank.numerics.cuts import QueryCuts
 from cvxrank.numerics.rounding import LossRounding
 from cvxrank.solvers.newton import ScoreError
 from cvxrank.solvers.one_slack import cut_rounding
-
-
-class ShardsLost(CvxrankError):
-    """The cluster lost shards it cannot recompute: a shard split from memory whose every
-    copy was on workers that died, or a task that killed worker after worker (Dask's
-    ``KilledWorker``)."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +97,7 @@ class LossSums:
         return LossSums(value, margin_hinge, gradient, bound, (l1, l2))
 
 
-class ShardedRankSVM(WeightedByC, Objective):
+class ShardedRankSVM(ShardedObjective):
     """The RankSVM primal :math:`\\tfrac12\\|w\\|^2 + C \\sum_k L_k(X_k w)` over query-aligned
     shards (module docstring).
 
@@ -134,10 +125,7 @@ class ShardedRankSVM(WeightedByC, Objective):
         quadratic: PRSVM and PRSVM+, the last certificate in double-word arithmetic);
         ``primal_certificate`` (a squared hinge).
     clock : dict
-        Seconds since the last :meth:`reset_clock`: ``compute_time`` (the slowest shard's
-        compute, summed over calls: the critical path on the workers),
-        ``communication_time`` (each call's wall time less that), ``shard_calls`` and
-        ``payload_bytes`` (the arrays sent to and returned by the workers).
+        :class:`~cvxrank.distributed.objective.ShardedObjective`'s time split.
 
     Raises
     ------
@@ -156,10 +144,10 @@ class ShardedRankSVM(WeightedByC, Objective):
                  level_margin: GradeTable | None = None) -> None:
         # the in-memory formulation's checks, on what the client knows of the shards
         self.loss, ramp = ramp_of(loss)
-        super().__init__(data, C=C)  # type: ignore[arg-type]  (C's range, magnitudes)
         if data.n_pairs == 0:
             raise no_pairs_error(data.source)
-        C = self.C
+        super().__init__(data, tasks.shard, C=C, loss=self.loss, level_weight=level_weight,
+                         level_margin=level_margin)
         self.ramp = ramp.unit()
         self.name = f"ranksvm-{self.loss.name}"
         # every shard's pairs are all of its queries' (no explicit pairs): PRSVM+'s sorted
@@ -168,18 +156,6 @@ class ShardedRankSVM(WeightedByC, Objective):
         if "pairwise_newton" in capabilities:
             capabilities.add("sorted_pairs")
         self.capabilities = frozenset(capabilities)
-        client = data.client
-        self._shards = client.map(tasks.shard, data.futures, C=C, loss=self.loss,
-                                  level_weight=level_weight, level_margin=level_margin,
-                                  pure=False)
-        self._placement: list[tuple[str | None, list[int]]] | None = None
-        self._groups()  # the shards' formulations built (as an in-memory one is) and placed
-        self.clock: dict[str, float] = {}
-        self.reset_clock()
-
-    def set_params(self, **values: float) -> None:
-        """Refused: the shards' formulations are built with their C (make a new one)."""
-        raise UsageError("a sharded formulation's parameters are fixed; build a new one")
 
     def sizes(self) -> dict[str, int]:
         """``n_dual`` and ``n_pairs`` (the preference pairs of all shards), ``n_shards``."""
@@ -187,69 +163,6 @@ class ShardedRankSVM(WeightedByC, Objective):
                 "n_shards": self.data.n_shards}
 
     # -- calls on the shards ----------------------------------------------------------------
-    def reset_clock(self) -> None:
-        """Zero :attr:`clock`."""
-        self.clock = {"compute_time": 0.0, "communication_time": 0.0, "shard_calls": 0,
-                      "payload_bytes": 0}
-
-    def _groups(self) -> list[tuple[str | None, list[int]]]:
-        """The shards by the worker that holds them (one task per worker and call: Dask's
-        cost grows with the tasks of a call, 11 ms for one and 31 ms for eight on two
-        local workers), found once; a shard moved since (a worker lost) is fetched by
-        the worker of its group, or its group runs elsewhere."""
-        if self._placement is None:
-            from dask.distributed import wait
-
-            client = self.data.client
-            wait(self._shards)
-            for future in self._shards:
-                if future.status == "error":
-                    future.result()  # the worker's error (a bad grade table, ...), raised here
-            holders = client.who_has(self._shards)
-            by_worker: dict[str | None, list[int]] = {}
-            for i, future in enumerate(self._shards):
-                where = sorted(holders.get(future.key, ()))
-                by_worker.setdefault(where[0] if where else None, []).append(i)
-            self._placement = list(by_worker.items())
-        return self._placement
-
-    def map(self, function: Callable[..., Any], *args: Any) -> list[Any]:
-        """``function(shard, *args)`` on every shard, where it lives (one task per worker,
-        :func:`~cvxrank.distributed.tasks.each`); the results in shard order. The call's
-        wall time is split into compute (the slowest worker's, from the results'
-        ``seconds``, or their second element) and communication."""
-        from dask.distributed import KilledWorker
-
-        client = self.data.client
-        started = time.perf_counter()
-        groups = self._groups()
-        futures = [client.submit(tasks.each, function, [self._shards[i] for i in members],
-                                 *args, pure=False, allow_other_workers=True,
-                                 workers=None if worker is None else [worker])
-                   for worker, members in groups]
-        try:
-            gathered = client.gather(futures)
-        except (CancelledError, KilledWorker) as error:
-            raise ShardsLost(f"the Dask cluster lost shards it cannot recompute ({error})"
-                             ) from error
-        wall = time.perf_counter() - started
-        results: list[Any] = [None] * len(self._shards)
-        compute = 0.0
-        for (_, members), group in zip(groups, gathered, strict=True):
-            seconds = 0.0
-            for i, result in zip(members, group, strict=True):
-                results[i] = result
-                seconds += result.seconds if isinstance(result, tasks.Terms) else result[1]
-            compute = max(compute, seconds)
-        sent = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) * len(futures)
-        returned = sum(r.vector.nbytes for r in results
-                       if isinstance(r, tasks.Terms) and r.vector is not None)
-        self.clock["compute_time"] += compute
-        self.clock["communication_time"] += max(wall - compute, 0.0)
-        self.clock["shard_calls"] += 1
-        self.clock["payload_bytes"] += sent + returned
-        return results
-
     def sum_terms(self, function: Callable[..., tasks.Terms], *args: Any
                   ) -> tuple[float, float, np.ndarray]:
         """The sums over shards of ``function``'s :class:`~cvxrank.distributed.tasks.Terms`:
@@ -412,76 +325,3 @@ class ShardedNewtonModel:
         return rounding.gradient_error(
             w, C, data.column_scales, data.column_norms, data.n_documents, l1, l2,
             self.evaluation.loss_rounding.grad_bound(self._score_error.value))
-
-
-def fit_sharded(objective: ShardedRankSVM, solver: str = "auto", **options: Any) -> Run:
-    """:func:`cvxrank.fitting.fit_formulation` on the shards, with the run's time split in
-    its ``info``: ``compute_time``, ``communication_time`` and ``master_time`` (the rest of
-    the solver's clock: the client's CG, line search, master QP and certificates), and
-    ``shard_calls``, ``payload_bytes``, ``n_shards``.
-
-    A fit that cannot go on because the cluster lost shards it cannot recompute
-    (:class:`ShardsLost`) returns its last certified iterate, with status ``interrupted``
-    and a message that says why.
-
-    Parameters
-    ----------
-    objective : ShardedRankSVM
-    solver : str
-        ``"auto"`` (PRSVM+ for the squared hinge and Huber, the 1-slack for the hinge),
-        ``"prsvm+"``, ``"prsvm"`` or ``"1-slack"``.
-    **options
-        :func:`~cvxrank.fitting.fit_formulation`'s (``tol``, ``max_iter``, ``time_budget``,
-        ``callback``, ``certify``, ``model_radius``, the solver's own options).
-
-    Raises
-    ------
-    CapabilityError
-        For a solver that needs what shards do not offer (a dual solver's pairs).
-    ShardsLost
-        When shards are lost before the first iterate was recorded.
-    """
-    from cvxrank.fitting import default_solver, fit_formulation
-
-    last: dict[str, Any] = {}
-    callback = options.pop("callback", None)
-
-    def remember(k: int, w: np.ndarray, alpha: np.ndarray | None, trace: Trace) -> Any:
-        last.update(k=k, w=np.array(w, dtype=np.float64), trace=trace)
-        return None if callback is None else callback(k, w, alpha, trace)
-
-    objective.reset_clock()
-    try:
-        run = fit_formulation(objective, solver, callback=remember, **options)
-    except ShardsLost as lost:
-        if not last:
-            raise
-        name = default_solver(objective) if solver.lower() == "auto" else solver.lower()
-        run = _last_iterate(objective, name, last, lost)
-    clock = dict(objective.clock)
-    clock["master_time"] = max(run.time - clock["compute_time"] - clock["communication_time"],
-                               0.0)
-    return run.replace(info={**clock, "n_shards": objective.data.n_shards})
-
-
-def _last_iterate(objective: ShardedRankSVM, solver: str, last: dict[str, Any],
-                  lost: ShardsLost) -> Run:
-    """The run of a fit stopped by :class:`ShardsLost`: its last recorded point with the
-    certificate the trace holds (the best lower bound recorded; the solver's radius at that
-    point, or the gap's)."""
-    trace: Trace = last["trace"]
-    objective_value = float(trace.primal[-1])
-    duals = np.asarray(trace.dual, dtype=float)
-    duals = duals[np.isfinite(duals)]
-    dual = float(duals.max()) if duals.size else math.nan
-    gap = objective_value - dual
-    gap_error = (float(trace.gap_error[-1]) if dual == trace.dual[-1]
-                 else objective.rounding_error(last["w"], objective_value, dual))
-    radius = min(float(trace.radius[-1]) if math.isfinite(trace.radius[-1]) else math.inf,
-                 certified_radius(gap, objective.strong_convexity, gap_error)
-                 if duals.size else math.inf)
-    return Run(w=last["w"], alpha=None, trace=trace, status=Status.INTERRUPTED,
-               message=f"stopped: {lost}; the last certified iterate is returned",
-               n_iter=int(last["k"]), solver=solver, formulation=objective.name,
-               objective=objective_value, gap=gap + gap_error, gap_error=gap_error,
-               w_radius=radius)

@@ -193,6 +193,11 @@ class ShardedRankingData:
             squares[: s.column_norms.size] += np.square(s.column_norms)
         return np.sqrt(squares)
 
+    def varying_columns(self) -> np.ndarray:
+        """The feature columns not constant within every query of some shard, as indices
+        (:meth:`cvxrank.data.ranking_data.RankingData.varying_columns`, reduced)."""
+        return np.unique(np.concatenate([s.varying_columns for s in self.summaries]))
+
     @property
     def source(self) -> str:
         """The shards' files, or ``"<n> shards"`` for shards split from memory."""

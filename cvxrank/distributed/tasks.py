@@ -40,7 +40,9 @@ class ShardSummary:
     """What the client learns of a shard when it is read: counts, the query ids (to check
     that no query is split across shards), the column scales (the data's badly-scaled
     test and overflow check take their maximum), the column norms (the certificates'
-    rounding bounds, :mod:`cvxrank.numerics.rounding`) and a fingerprint.
+    rounding bounds, :mod:`cvxrank.numerics.rounding`), the columns that vary within a
+    query (the zero model's certificate, :mod:`cvxrank.certificates.zero_certificate`) and
+    a fingerprint.
 
     Attributes
     ----------
@@ -48,6 +50,7 @@ class ShardSummary:
     n_documents, n_features, n_pairs : int
     query_ids : ndarray of int
     column_scales, column_norms : ndarray of shape (n_features,)
+    varying_columns : ndarray of int
     fingerprint : str
     """
 
@@ -58,6 +61,7 @@ class ShardSummary:
     query_ids: np.ndarray
     column_scales: np.ndarray
     column_norms: np.ndarray
+    varying_columns: np.ndarray
     fingerprint: str
 
 
@@ -84,7 +88,9 @@ def summarize(data: RankingData) -> ShardSummary:
     return ShardSummary(source=data.source, n_documents=data.n_documents,
                         n_features=data.n_features, n_pairs=int(count_pairs(data).sum()),
                         query_ids=np.asarray(data.query_ids), column_scales=data.column_scales,
-                        column_norms=data.column_norms, fingerprint=data_fingerprint(data))
+                        column_norms=data.column_norms,
+                        varying_columns=data.varying_columns(),
+                        fingerprint=data_fingerprint(data))
 
 
 def pad(data: RankingData, n_features: int) -> RankingData:

@@ -135,6 +135,11 @@ class RankMM(ProjectableDual, LossWeighted):
        Sect. 3.2 (maximum loss, simplex dual), Sect. 3.3 (maximum-average loss, l1,inf dual).
     """
 
+    #: C multiplies the mean of the query losses (m = the number of queries, with pairs or
+    #: not); a sharded fit counts every shard's queries
+    #: (:class:`~cvxrank.distributed.query_blocks.ShardedQueryBlocks`).
+    mean_over_queries = True
+
     #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
     method = "rankmm"
 

@@ -60,6 +60,8 @@ class PermutationSVM(LossWeighted):
 
     capabilities = frozenset({"separation_oracle", "cut_bounds"})
     m = 1
+    #: C multiplies the sum of the query losses, not their mean (m = 1 on shards too).
+    mean_over_queries = False
 
     def __init__(self, data: RankingData, *, C: float = 1.0) -> None:
         super().__init__(data, C=C)

@@ -20,11 +20,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from toolbox import assert_same_certified_measures, letor_measures
 
 import cvxrank.cli.main as cli_main
 from cvxrank.certificates.certify import EvaluationTarget
 from cvxrank.data import count_pairs, make_synthetic, write_svmlight
-from cvxrank.data.ranking_data import RankingData, row_scores
+from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import read_svmlight
 from cvxrank.distributed.shards import balanced_split, shard_paths
 from cvxrank.errors import UsageError
@@ -66,16 +67,6 @@ def assert_same_optimum(run, ref, formulation) -> None:
     assert abs(p_run - p_ref) <= 1e-10 * abs(p_ref)
     assert abs(run.objective - p_run) <= 1e-12 * abs(p_run)
     assert np.linalg.norm(run.w - ref.w) <= run.w_radius + ref.w_radius
-
-
-def assert_same_certified_measures(a: dict, b: dict, certified_a: dict, certified_b: dict,
-                                   label: object = None) -> None:
-    """Two models' measures agree wherever both certify them (each is then the optimum's);
-    a measure one of them does not certify may differ (its ball holds both values), and
-    how many each certifies depends on its radius, i.e. on rounding."""
-    both = [m for m in certified_a if certified_a[m]["certified"] and certified_b[m]["certified"]]
-    for measure in both:
-        assert a[measure] == b[measure], (label, measure)
 
 
 # ------------------------------------------------------------------------- the shards
@@ -214,18 +205,10 @@ def test_ohsumed_five_folds_in_shards_give_the_in_memory_optima(shared_data, cli
             ref = fit_formulation(memory, certify=target)
             run = fit_sharded(ShardedRankSVM(shards, C=C, loss=loss), certify=target)
             assert_same_optimum(run, ref, memory)
-            assert_same_certified_measures(measures(test, run.w), measures(test, ref.w),
+            assert_same_certified_measures(letor_measures(test, run.w),
+                                           letor_measures(test, ref.w),
                                            target.report(memory, run)[0],
                                            target.report(memory, ref)[0], (fold, loss))
-
-
-def measures(data: RankingData, w: np.ndarray) -> dict:
-    """The test report of ``cvxrank fit --test`` for the model w (LETOR 3.0 conventions)."""
-    from cvxrank.cli.evaluate import measure_scores
-    from cvxrank.metrics import get_preset
-
-    return measure_scores(data, row_scores(data.X, w), convention=get_preset("letor3"),
-                          preset="letor3", k=10)
 
 
 # ------------------------------------------------------------------------------ faults
