@@ -11,8 +11,8 @@ memory.
   returns the last certified iterate when the cluster loses shards it cannot recompute,
   :class:`ShardsLost`);
 * :mod:`cvxrank.distributed.tasks` and :mod:`cvxrank.distributed.ranksvm`:
-  :class:`ShardedRankSVM`, the RankSVM objective on the shards that the usual solvers
-  (PRSVM+, PRSVM, the 1-slack) fit with their usual certificates;
+  :class:`ShardedRankSVM` and :class:`ShardedIRSVM`, the pairwise objectives on the shards
+  that the usual solvers (PRSVM+, PRSVM, the 1-slack) fit with their usual certificates;
 * :mod:`cvxrank.distributed.query_blocks`: :class:`ShardedQueryBlocks`, the query-level
   families (RankMM-1/2/3, DORM, SVM MAP) whose n-slack cutting plane runs its separation
   oracle where the queries live.
@@ -23,8 +23,8 @@ Needs the ``dask`` extra (``pip install 'cvxrank[dask]'``).
 from cvxrank.distributed.cluster import connect
 from cvxrank.distributed.objective import ShardsLost, fit_sharded
 from cvxrank.distributed.query_blocks import ShardedQueryBlocks
-from cvxrank.distributed.ranksvm import ShardedRankSVM
+from cvxrank.distributed.ranksvm import ShardedIRSVM, ShardedRankSVM
 from cvxrank.distributed.shards import ShardedRankingData
 
-__all__ = ["ShardedQueryBlocks", "ShardedRankSVM", "ShardedRankingData", "ShardsLost",
-           "connect", "fit_sharded"]
+__all__ = ["ShardedIRSVM", "ShardedQueryBlocks", "ShardedRankSVM", "ShardedRankingData",
+           "ShardsLost", "connect", "fit_sharded"]

@@ -94,9 +94,14 @@ class ShardedObjective(WeightedByC, Objective):
                     future.result()
             holders = client.who_has(self._shards)
             by_worker: dict[str | None, list[int]] = {}
+            load: dict[str | None, int] = {}
             for i, future in enumerate(self._shards):
-                where = sorted(holders.get(future.key, ()))
-                by_worker.setdefault(where[0] if where else None, []).append(i)
+                # a shard held by several workers (split from memory: kept on two) goes to
+                # the one with the fewest documents so far, so that the calls' work splits
+                where = sorted(holders.get(future.key, ())) or [None]
+                worker = min(where, key=lambda w: load.get(w, 0))
+                by_worker.setdefault(worker, []).append(i)
+                load[worker] = load.get(worker, 0) + self.data.summaries[i].n_documents
             self._placement = list(by_worker.items())
         return self._placement
 

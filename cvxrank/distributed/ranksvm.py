@@ -47,10 +47,12 @@ from cvxrank.distributed import tasks
 from cvxrank.distributed.objective import ShardedObjective
 from cvxrank.distributed.shards import ShardedRankingData
 from cvxrank.formulations.base import no_pairs_error
+from cvxrank.formulations.irsvm import IRSVM, swap_drop_tau, swap_drops
 from cvxrank.formulations.ranksvm import (
     GradeTable,
     Loss,
     MarginBand,
+    RankSVM,
     accurate_gradient,
     loss_capabilities,
     primal_rounding,
@@ -139,17 +141,25 @@ class ShardedRankSVM(ShardedObjective):
     #: The row of :data:`cvxrank.methods.METHODS` whose solvers ``"auto"`` tries.
     method = "ranksvm"
 
+    #: The in-memory formulation built on each shard.
+    family: type = RankSVM
+
     def __init__(self, data: ShardedRankingData, *, C: float = 1.0, loss: Loss = "hinge",
                  level_weight: GradeTable | None = None,
                  level_margin: GradeTable | None = None) -> None:
-        # the in-memory formulation's checks, on what the client knows of the shards
+        self._build(data, C, loss, {"level_weight": level_weight, "level_margin": level_margin})
+
+    def _build(self, data: ShardedRankingData, C: float, loss: Loss,
+               options: dict[str, Any]) -> None:
+        """Build :attr:`family` with ``options`` on every shard, after the in-memory
+        formulation's checks on what the client knows of the shards."""
         self.loss, ramp = ramp_of(loss)
         if data.n_pairs == 0:
             raise no_pairs_error(data.source)
-        super().__init__(data, tasks.shard, C=C, loss=self.loss, level_weight=level_weight,
-                         level_margin=level_margin)
+        super().__init__(data, tasks.shard, C=C, loss=self.loss, family=self.family,
+                         options=options)
         self.ramp = ramp.unit()
-        self.name = f"ranksvm-{self.loss.name}"
+        self.name = f"{self.method}-{self.loss.name}"
         # every shard's pairs are all of its queries' (no explicit pairs): PRSVM+'s sorted
         # passes wherever Newton applies
         capabilities = loss_capabilities(ramp)
@@ -269,6 +279,42 @@ class ShardedRankSVM(ShardedObjective):
             violated_margin_error=float(sum(band.violated_margin_error for band in bands)),
             residual_error=max(band.residual_error for band in bands),
             smallest_margin=min(band.smallest_margin for band in bands))
+
+
+class ShardedIRSVM(ShardedRankSVM):
+    r"""IR SVM (:class:`~cvxrank.formulations.irsvm.IRSVM`) over query-aligned shards: the
+    RankSVM on the shards with pair weights :math:`\tau_{t(k)} \mu_{q(k)}`.
+
+    :math:`\mu_q = 1/n_q` is each query's own (computed on its shard); :math:`\tau`, a mean
+    over every query of the data, is reduced from the shards' per-query terms
+    (:func:`~cvxrank.formulations.irsvm.swap_drops`, joined in shard order: the in-memory
+    :math:`\tau` of the shards' queries in that order, to the last digit) and built into
+    each shard's IR SVM.
+
+    Parameters
+    ----------
+    data : ShardedRankingData
+    C : float
+    loss : PairLoss or {"hinge", "squared_hinge", "huber"}
+    tau : mapping or callable, optional
+        :math:`\tau` per pair of grades; default the data's NDCG@1 swap drops
+        (:func:`~cvxrank.formulations.irsvm.ndcg1_swap_drop`), reduced from the shards.
+    """
+
+    method = "irsvm"
+    family = IRSVM
+
+    def __init__(self, data: ShardedRankingData, *, C: float = 1.0, loss: Loss = "hinge",
+                 tau: GradeTable | None = None) -> None:
+        if tau is None:
+            drops: dict[tuple[float, float], list[float]] = {}
+            client = data.client
+            for part in client.gather(client.map(swap_drops, data.futures, pure=False)):
+                for key, values in part.items():
+                    drops.setdefault(key, []).extend(values)
+            tau = swap_drop_tau(drops)
+        self.tau = tau
+        self._build(data, C, loss, {"tau": tau})
 
 
 class ShardedNewtonModel:

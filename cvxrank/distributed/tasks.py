@@ -126,15 +126,16 @@ class Shard:
     Parameters
     ----------
     formulation : RankSVM or None
-        None for a shard without preference pairs (its loss is 0).
+        A RankSVM or a subclass (IR SVM); None for a shard without preference pairs (its
+        loss is 0).
     parameters : tuple
-        ``(C, loss, level_weight, level_margin)`` of the formulation (to build it again
-        where the shard is sent).
+        ``(C, loss, family, options)`` of the formulation (to build it again where the
+        shard is sent, :func:`shard`).
     """
 
     def __init__(self, formulation: RankSVM | None, parameters: tuple = ()) -> None:
         self.formulation = formulation
-        self._parameters = parameters  # (C, loss, level_weight, level_margin)
+        self._parameters = parameters  # (C, loss, family, options)
         self._states: dict[tuple[str, bytes], _State] = {}
         self._image: tuple[bytes, np.ndarray] | None = None  # a direction and X_k times it
 
@@ -200,16 +201,17 @@ def aligned(data: RankingData) -> RankingData:
     return data.with_features(X)
 
 
-def shard(data: RankingData, C: float, loss: PairLoss, level_weight: Any,
-          level_margin: Any) -> Shard:
-    """The shard's :class:`Shard`: its RankSVM (None without preference pairs), on
-    :func:`aligned` arrays."""
+def shard(data: RankingData, C: float, loss: PairLoss, family: type = RankSVM,
+          options: dict[str, Any] | None = None) -> Shard:
+    """The shard's :class:`Shard`: its ``family(data, C=C, loss=loss, **options)`` (a
+    RankSVM, or IR SVM with the weights reduced over all shards; None without preference
+    pairs), on :func:`aligned` arrays."""
     from cvxrank.data.pairs import count_pairs
 
     if not count_pairs(data).sum():
         return Shard(None)
-    return Shard(RankSVM(aligned(data), C=C, loss=loss, level_weight=level_weight,
-                         level_margin=level_margin), (C, loss, level_weight, level_margin))
+    options = dict(options or {})
+    return Shard(family(aligned(data), C=C, loss=loss, **options), (C, loss, family, options))
 
 
 def each(function: Callable[..., Any], shards: list[Shard], *args: Any) -> list[Any]:

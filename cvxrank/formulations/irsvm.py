@@ -69,9 +69,15 @@ def ndcg1_swap_drop(data: RankingData, *, zero_floor: float | None = None
     .. [2] Y. Cao, J. Xu, T.-Y. Liu, H. Li, Y. Huang and H.-W. Hon, "Adapting ranking SVM to
        document retrieval", SIGIR 2006.
     """
-    if zero_floor is not None and not 0 < zero_floor <= 1:
-        raise ValueError(f"zero_floor must be in (0, 1], got {zero_floor}")
-    totals: dict[tuple[float, float], list[float]] = {}
+    return swap_drop_tau(swap_drops(data), zero_floor=zero_floor)
+
+
+def swap_drops(data: RankingData) -> dict[tuple[float, float], list[float]]:
+    """Every query's expected NDCG@1 drop per grade pair (a > b) that occurs in it, in query
+    order (:func:`ndcg1_swap_drop`'s terms): the lists of several query-aligned parts of a
+    data set, joined in order, are the whole set's (a sharded fit reduces them,
+    :class:`cvxrank.distributed.ranksvm.ShardedIRSVM`)."""
+    drops: dict[tuple[float, float], list[float]] = {}
     ptr = data.query_ptr
     for q in range(data.n_queries):
         grades, counts = np.unique(data.y[ptr[q]:ptr[q + 1]], return_counts=True)
@@ -84,10 +90,19 @@ def ndcg1_swap_drop(data: RankingData, *, zero_floor: float | None = None
                 a, b = float(grades[hi]), float(grades[lo])
                 changes = a == top and top_gain > 0  # else NDCG@1 is 0 before and after
                 drop = (1.0 - (2.0 ** b - 1.0) / top_gain) / n_top if changes else 0.0
-                totals.setdefault((a, b), []).append(drop)
-    if not totals:
+                drops.setdefault((a, b), []).append(drop)
+    return drops
+
+
+def swap_drop_tau(drops: dict[tuple[float, float], list[float]], *,
+                  zero_floor: float | None = None) -> dict[tuple[float, float], float]:
+    """:func:`ndcg1_swap_drop` of the per-query drops of :func:`swap_drops`: each grade
+    pair's mean, with its refusals and floor."""
+    if zero_floor is not None and not 0 < zero_floor <= 1:
+        raise ValueError(f"zero_floor must be in (0, 1], got {zero_floor}")
+    if not drops:
         raise ValueError("no query has documents of two different grades: IR SVM has no pairs")
-    tau = {key: float(np.mean(v)) for key, v in sorted(totals.items())}
+    tau = {key: float(np.mean(v)) for key, v in sorted(drops.items())}
     zero = [key for key, v in tau.items() if not v > 0]
     if zero and zero_floor is not None:
         floor = zero_floor * min(v for v in tau.values() if v > 0)

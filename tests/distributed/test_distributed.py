@@ -31,12 +31,14 @@ from cvxrank.distributed.shards import balanced_split, shard_paths
 from cvxrank.errors import UsageError
 from cvxrank.estimators import RankSVMRanker, load_model
 from cvxrank.fitting import fit_formulation
+from cvxrank.formulations.irsvm import IRSVM, ndcg1_swap_drop
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.losses import PairLoss
 
 distributed = pytest.importorskip("dask.distributed")
 
 from cvxrank.distributed import (  # noqa: E402 (after the skip: needs dask.distributed)
+    ShardedIRSVM,
     ShardedRankingData,
     ShardedRankSVM,
     connect,
@@ -190,6 +192,50 @@ def test_the_shards_compensated_gradient_is_the_in_memory_one(client, loss) -> N
     for g, e in (memory.compensated_gradient(w), memory.accurate_gradient(w)):
         assert np.all(np.abs(g_s - g) <= e_s + e)
     assert np.all(e_s <= 1e-14 * (1.0 + np.abs(g_s)))
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+def test_sharded_irsvm_reaches_the_in_memory_optimum(client, loss) -> None:
+    """IR SVM's tau reduced from the shards is the in-memory one to the last digit; its
+    mu_q is each query's own; the fit is the in-memory fit's optimum."""
+    # small queries: some have grade 1 at the top, so every grade pair's tau is positive
+    data = make_synthetic(n_queries=60, docs_per_query=6, n_features=8, seed=8)
+    shards = ShardedRankingData.from_data(data, client, 4)
+    sharded = ShardedIRSVM(shards, C=1.0, loss=loss)
+    memory = IRSVM(data, C=1.0, loss=loss)
+    assert sharded.tau == memory.tau == ndcg1_swap_drop(data)
+    assert (sharded.name, sharded.method) == (memory.name, memory.method)
+    assert sharded.capabilities == ShardedRankSVM(shards, C=1.0, loss=loss).capabilities
+    w = np.random.default_rng(8).normal(size=data.n_features)
+    assert sharded.primal_value(w) == pytest.approx(memory.primal_value(w), rel=1e-13)
+    ref = fit_formulation(memory)
+    run = fit_sharded(sharded)
+    assert run.solver == ref.solver
+    assert_same_optimum(run, ref, memory)
+
+
+def test_ohsumed_fold1_in_four_files_gives_irsvms_in_memory_optima(shared_data, tmp_path,
+                                                                   client) -> None:
+    root = shared_data / "letor3_ohsumed" / "QueryLevelNorm" / "Fold1"
+    train, test = read_svmlight(root / "train.txt"), read_svmlight(root / "test.txt")
+    shards = ShardedRankingData.from_files(write_shards(train, tmp_path / "shards", 4), client)
+    target = EvaluationTarget.of([test], k=10, convention="letor3")
+    for loss, C in (("squared_hinge", 1.0), ("hinge", 1.0)):
+        memory = IRSVM(train, C=C, loss=loss)
+        ref = fit_formulation(memory, certify=target)
+        run = fit_sharded(ShardedIRSVM(shards, C=C, loss=loss), certify=target)
+        assert_same_optimum(run, ref, memory)
+        assert_same_certified_measures(letor_measures(test, run.w), letor_measures(test, ref.w),
+                                       target.report(memory, run)[0],
+                                       target.report(memory, ref)[0], loss)
+
+
+def test_shards_kept_on_two_workers_split_their_calls(client) -> None:
+    """Shards split from memory are kept on both workers; each call still sends half of
+    them to each worker (the calls' work splits)."""
+    shards = ShardedRankingData.from_data(synthetic(9), client, 4)
+    groups = ShardedRankSVM(shards, C=1.0, loss="squared_hinge")._groups()
+    assert sorted(len(members) for _, members in groups) == [2, 2]
 
 
 def test_ohsumed_five_folds_in_shards_give_the_in_memory_optima(shared_data, client) -> None:
@@ -359,7 +405,7 @@ def test_a_bad_shard_is_reported_once_in_one_line(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--method", "irsvm"], "--backend dask fits --method ranksvm"),
+    (["--method", "ocsvm"], "--backend dask fits --method ranksvm, irsvm"),
     (["--normalize", "zscore"], "--normalize needs the whole training set"),
     (["--train", "/nonexistent/*.txt"], "no file matches /nonexistent/"),
 ])
