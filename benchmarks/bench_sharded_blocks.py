@@ -21,7 +21,9 @@ the workers; Dask's own messages not counted).
 
 The master QP (CVXPY and Clarabel over the working set, :func:`cvxrank.solvers.
 cutting_plane.solve_master_cvxpy`) runs on the client in both, so it bounds the ratio from
-below: the table prints it beside the oracle's share.
+below: the table prints it beside the oracle's share. So does the machine: the parallel
+speedup its cores give two worker processes at the time of the run (a pure-Python loop on
+one worker, then on both at once, ``--rounds`` times) is printed first.
 
 Usage::
 
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -60,6 +63,28 @@ FAMILIES = {"dorm": (DORM, {"loss": "ndcg@10", "C": 1.0}),
 
 #: The target per family at the benchmark's default size (issue 36).
 TARGETS = {"dorm": 0.6, "svmmap": 0.6, "rankmm": 1.5}
+
+
+def spin(n: int) -> float:
+    """Seconds of a pure-Python loop of ``n`` additions (no memory traffic, no library)."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i
+    return time.perf_counter() - started
+
+
+def parallel_speedup(client, rounds: int, n: int = 5_000_000) -> float:
+    """The speedup two workers get over one on :func:`spin` run on both at once (2 on two
+    free cores; the median of ``rounds``)."""
+    workers = list(client.scheduler_info()["workers"])
+    speedups = []
+    for _ in range(rounds):
+        alone = client.submit(spin, n, workers=workers[:1], pure=False).result()
+        both = client.gather([client.submit(spin, n, workers=[w], pure=False)
+                              for w in workers])
+        speedups.append(len(workers) * alone / max(both))
+    return statistics.median(speedups)
 
 
 def fits(data, args, client) -> list[list]:
@@ -115,6 +140,9 @@ def main() -> int:
           f"cutting-plane iterations; in memory with {args.blas_threads or 'default'} BLAS "
           "thread(s)\n")
     with blas_threads(args.blas_threads or None), connect(workers=args.workers) as client:
+        speedup = parallel_speedup(client, args.rounds)
+        print(f"parallel speedup of {args.workers} workers on a pure-Python loop now: "
+              f"{speedup:.2f}x (at most the oracle's; {args.workers}x on free cores)\n")
         table = fits(data, args, client)
     print(markdown_table(["family", "formulation", "where", "iterations", "s / iteration",
                           "split of the solver clock", "payload bytes / iteration",

@@ -68,8 +68,9 @@ through this process. The solvers, stopping tests and certificates are the in-me
 fit's, and the report, JSON and model file have its form, with ``backend``, ``n_shards``
 and ``time_split`` (``compute_time``, ``communication_time``, ``master_time`` seconds of
 the solver clock, ``shard_calls``, ``payload_bytes``) added; ``read_time`` is then the
-wall time of reading the shards on the workers. ``--normalize`` other than none and
-``--query`` are refused with it.
+wall time of reading the shards on the workers. ``--normalize`` fits its map on the
+shards (the statistics reduced from them, each shard mapped on its worker) and saves it
+in the model file as in memory; ``--query`` is refused with it.
 
 ``--save-model`` writes the model file of :mod:`cvxrank.data.model_file` (JSON: the method, its
 loss and parameters, the feature count, the normalization and its statistics, a fingerprint
@@ -437,13 +438,12 @@ def fit_on_shards(args: argparse.Namespace, loss: str, loss_object: Any,
     ------
     UsageError
         For a method that does not run on shards
-        (:func:`cvxrank.distributed.methods.sharded_formulation`), ``--normalize`` other
-        than none, ``--query``, or a glob that matches no file.
+        (:func:`cvxrank.distributed.methods.sharded_formulation`), ``--query``, or a glob
+        that matches no file.
     """
     import functools
 
     from cvxrank.certificates.certify import EvaluationTarget
-    from cvxrank.data.normalize import Normalization
     from cvxrank.distributed import ShardedRankingData, connect, fit_sharded
     from cvxrank.distributed.methods import on_shards, sharded_formulation, sharded_methods
     from cvxrank.distributed.shards import shard_paths
@@ -453,9 +453,6 @@ def fit_on_shards(args: argparse.Namespace, loss: str, loss_object: Any,
     if not on_shards(method):
         raise UsageError(f"--backend dask fits --method {', '.join(sharded_methods())}, not "
                          f"{args.method}")
-    if args.normalize != "none":
-        raise UsageError("--normalize needs the whole training set in one process; "
-                         "with --backend dask normalize the shards beforehand")
     if args.query is not None:
         raise UsageError("--query names one group-sizes file; with --backend dask each "
                          "LightGBM shard FILE needs its FILE.query beside it")
@@ -468,21 +465,22 @@ def fit_on_shards(args: argparse.Namespace, loss: str, loss_object: Any,
             positions={path: i for i, path in enumerate(paths)}))
         read_time = time.perf_counter() - reading
         params = svm_rank_params(args, method, params, data.n_queries)
+        training = {"file": args.train, "fingerprint": data.fingerprint,
+                    "n_documents": data.n_documents, "n_queries": data.n_queries}
+        data, normalization = data.normalized(args.normalize)
         if test is not None:
-            test = test.pad_features(data.n_features)
+            test = normalization.apply(test.pad_features(data.n_features))
         formulation = sharded_formulation(method, data, loss=loss_object, **params)
         target = EvaluationTarget.of([test], k=args.k, convention=args.preset)
         run = fit_with_progress(args, loss, formulation, lambda options: fit_sharded(
             formulation, certify=target, **options, **solver_options))
-        training = {"file": args.train, "fingerprint": data.fingerprint,
-                    "n_documents": data.n_documents, "n_queries": data.n_queries}
         split = {key: run.info[key] for key in ("compute_time", "communication_time",
                                                 "master_time", "shard_calls",
                                                 "payload_bytes")}
         return report_fit(args, formulation, run, loss=loss, params=params,
                           solver_options=solver_options, test=test, target=target,
                           read_time=read_time, training=training,
-                          normalization=Normalization("none"),
+                          normalization=normalization,
                           extra={"backend": "dask", "time_split": split})
 
 

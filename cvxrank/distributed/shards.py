@@ -16,6 +16,7 @@ on. A shard split from memory has no file to re-read: it is kept on two workers
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 from collections.abc import Callable, Sequence
@@ -23,6 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from cvxrank.data.normalize import (
+    COLUMN_NORMALIZATIONS,
+    ColumnRanges,
+    Normalization,
+    squared_deviations,
+)
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.distributed import tasks
 from cvxrank.errors import UsageError
@@ -192,6 +199,36 @@ class ShardedRankingData:
         for s in self.summaries:
             squares[: s.column_norms.size] += np.square(s.column_norms)
         return np.sqrt(squares)
+
+    def normalized(self, kind: str) -> tuple[ShardedRankingData, Normalization]:
+        """The shards mapped by the normalization ``kind`` (:data:`cvxrank.data.normalize.
+        NORMALIZATIONS`) fitted on all of them, and that map.
+
+        A column map's statistics are reduced from the shards, as in memory
+        (:func:`cvxrank.data.normalize.fit_normalization` on the whole set, to rounding):
+        each shard's first pass (count, sums, minima, maxima,
+        :class:`~cvxrank.data.normalize.ColumnRanges`) merged on the client, then for a
+        z-score each shard's squared deviations from the merged mean summed; each shard is
+        then mapped on its worker (a task whose lineage rebuilds it where the shard is read
+        again). ``query-minmax`` maps each shard's queries alone; ``none`` returns the
+        shards themselves.
+        """
+        client = self.client
+        if kind not in COLUMN_NORMALIZATIONS:
+            normalization = Normalization(kind)
+        else:
+            parts = client.gather(client.map(ColumnRanges.of, self.futures, pure=False))
+            ranges = functools.reduce(ColumnRanges.merge, parts)
+            squares = None
+            if kind == "zscore":
+                deviations = client.gather(client.map(squared_deviations, self.futures,
+                                                      mean=ranges.mean, pure=False))
+                squares = functools.reduce(np.add, deviations)
+            normalization = ranges.normalization(kind, squares)
+        if kind == "none":
+            return self, normalization
+        mapped = client.map(normalization.apply, self.futures, pure=False)
+        return ShardedRankingData._summarized(client, mapped), normalization
 
     def varying_columns(self) -> np.ndarray:
         """The feature columns not constant within every query of some shard, as indices

@@ -25,6 +25,7 @@ from toolbox import assert_same_certified_measures, letor_measures
 import cvxrank.cli.main as cli_main
 from cvxrank.certificates.certify import EvaluationTarget
 from cvxrank.data import count_pairs, make_synthetic, write_svmlight
+from cvxrank.data.normalize import fit_normalization
 from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import read_svmlight
 from cvxrank.distributed.shards import balanced_split, shard_paths
@@ -366,6 +367,56 @@ def test_cli_fit_over_a_glob_reports_as_in_memory(tmp_path, capsys) -> None:
     assert np.linalg.norm(w[0] - w[1]) <= memory["w_radius"] + sharded["w_radius"]
 
 
+@pytest.mark.parametrize("kind", ["zscore", "minmax", "query-minmax"])
+def test_normalization_over_shards_is_the_in_memory_one(client, kind) -> None:
+    """The column maps' statistics reduced from the shards are the whole set's (minima and
+    maxima exactly, the means and standard deviations to rounding, on badly scaled
+    columns too); each shard mapped on its worker holds the in-memory map's features."""
+    data = synthetic(12)
+    scales = np.exp(np.random.default_rng(12).normal(size=data.n_features) * 5)
+    data = data.with_features(data.X * scales + 1e3)  # spreads down to 1e-9 of the values
+    memory = fit_normalization(kind, data)
+    mapped, sharded = ShardedRankingData.from_data(data, client, 4).normalized(kind)
+    assert sharded.kind == kind
+    if kind == "query-minmax":
+        assert sharded.shift is None and memory.shift is None
+    else:
+        assert np.allclose(sharded.shift, memory.shift, rtol=1e-14, atol=0)
+        assert np.allclose(sharded.scale, memory.scale, rtol=1e-12, atol=0)
+        if kind == "minmax":
+            assert np.array_equal(sharded.shift, memory.shift)
+    parts = client.gather(mapped.futures)
+    X = np.vstack([part.X for part in parts])
+    assert np.allclose(X, memory.apply(data).X, rtol=0, atol=1e-9)
+    assert mapped.n_documents == data.n_documents and mapped.n_shards == 4
+
+
+def test_cli_fit_over_shards_normalizes_as_in_memory(tmp_path, capsys) -> None:
+    data = synthetic(13)
+    data = data.with_features(data.X * 40.0 + 7.0)
+    whole = tmp_path / "train.txt"
+    write_svmlight(data, whole)
+    pattern = write_shards(data, tmp_path / "shards", 3)
+    common = ["fit", "--loss", "squared_hinge", "--C", "0.5", "--normalize", "zscore",
+              "--test", str(whole), "--json"]
+    assert cli_main.main([*common, "--train", str(whole),
+                          "--save-model", str(tmp_path / "memory.json")]) == 0
+    memory = json.loads(capsys.readouterr().out)
+    assert cli_main.main([*common, "--train", pattern, "--backend", "dask", "--workers", "2",
+                          "--save-model", str(tmp_path / "sharded.json")]) == 0
+    sharded = json.loads(capsys.readouterr().out)
+    assert sharded["objective"] == pytest.approx(memory["objective"], rel=1e-10)
+    assert_same_certified_measures(sharded, memory, sharded["certified"], memory["certified"])
+    saved = [load_model(tmp_path / f"{name}.json") for name in ("memory", "sharded")]
+    norms = [model.normalization_ for model in saved]
+    assert norms[0].kind == norms[1].kind == "zscore"
+    assert np.allclose(norms[1].shift, norms[0].shift, rtol=1e-14, atol=0)
+    assert np.allclose(norms[1].scale, norms[0].scale, rtol=1e-14, atol=0)
+    # the saved models map new data alike: the same scores to rounding
+    scores = [model.predict(data.X) for model in saved]
+    assert np.allclose(scores[0], scores[1], rtol=1e-8, atol=1e-8)
+
+
 def test_lightgbm_shards_number_their_groups_apart(tmp_path, capsys) -> None:
     """LightGBM files, each with its own ``.query`` file, number their groups from 0; as
     shards their queries stay apart and the fit is the in-memory fit of the whole set."""
@@ -406,7 +457,6 @@ def test_a_bad_shard_is_reported_once_in_one_line(tmp_path) -> None:
 
 @pytest.mark.parametrize(("extra", "message"), [
     (["--method", "ocsvm"], "--backend dask fits --method ranksvm, irsvm"),
-    (["--normalize", "zscore"], "--normalize needs the whole training set"),
     (["--train", "/nonexistent/*.txt"], "no file matches /nonexistent/"),
 ])
 def test_cli_dask_refusals_are_one_line(tmp_path, capsys, extra, message) -> None:
