@@ -344,7 +344,10 @@ class MethodRanker(LinearRanker):
 
 class _PairwiseRanker(LinearRanker):
     """The parameters of the pairwise SVM rankers (:class:`RankSVMRanker`,
-    :class:`IRSVMRanker`, :class:`RankMMRanker`), fitted in memory."""
+    :class:`IRSVMRanker`, :class:`RankMMRanker`), fitted in memory or, with
+    ``backend="dask"``, over the data split by query on a Dask cluster
+    (:mod:`cvxrank.distributed`: the in-memory formulation built on each shard, the same
+    solvers and certificates)."""
 
     def __init__(
         self,
@@ -354,6 +357,10 @@ class _PairwiseRanker(LinearRanker):
         tol: float | None = None,
         max_iter: int | None = None,
         max_pairs: int = DEFAULT_MAX_PAIRS,
+        backend: str = "memory",
+        n_shards: int | None = None,
+        scheduler: str | None = None,
+        workers: int = 2,
     ) -> None:
         self.C = C
         self.loss = loss
@@ -361,9 +368,37 @@ class _PairwiseRanker(LinearRanker):
         self.tol = tol
         self.max_iter = max_iter
         self.max_pairs = max_pairs
+        self.backend = backend
+        self.n_shards = n_shards
+        self.scheduler = scheduler
+        self.workers = workers
 
     def _formulation(self, data: RankingData) -> Formulation:
         return RankSVM(data, C=self.C, loss=self.loss, max_pairs=self.max_pairs)
+
+    def _sharded(self, shards: Any) -> Objective:
+        """The ranker's objective on ``shards`` (a
+        :class:`~cvxrank.distributed.ShardedRankingData`)."""
+        from cvxrank.distributed import ShardedRankSVM
+
+        return ShardedRankSVM(shards, C=self.C, loss=self.loss)
+
+    def _fit_data(self, data: RankingData) -> tuple[Objective, Run]:
+        """In memory, or on Dask shards (``backend="dask"``: :func:`cvxrank.distributed.
+        fit_sharded`)."""
+        if self.backend not in ("memory", "dask"):
+            raise ValueError(f"backend must be 'memory' or 'dask', got {self.backend!r}")
+        if self.backend == "memory":
+            return super()._fit_data(data)
+        from cvxrank.distributed import ShardedRankingData, connect, fit_sharded
+
+        with connect(self.scheduler, self.workers) as client:
+            shards = ShardedRankingData.from_data(data, client,
+                                                  self.n_shards or 2 * self.workers)
+            formulation = self._sharded(shards)
+            return formulation, fit_sharded(formulation, self._solver_name(), tol=self.tol,
+                                            max_iter=self._max_iter(),
+                                            **self._solver_options())
 
 
 class RankSVMRanker(_PairwiseRanker):
@@ -415,43 +450,6 @@ class RankSVMRanker(_PairwiseRanker):
     Retrieval 13, 2010, Eq. (1).
     """
 
-    def __init__(
-        self,
-        C: float = 1.0,
-        loss: str = "squared_hinge",
-        solver: str = "auto",
-        tol: float | None = None,
-        max_iter: int | None = None,
-        max_pairs: int = DEFAULT_MAX_PAIRS,
-        backend: str = "memory",
-        n_shards: int | None = None,
-        scheduler: str | None = None,
-        workers: int = 2,
-    ) -> None:
-        super().__init__(C=C, loss=loss, solver=solver, tol=tol, max_iter=max_iter,
-                         max_pairs=max_pairs)
-        self.backend = backend
-        self.n_shards = n_shards
-        self.scheduler = scheduler
-        self.workers = workers
-
-    def _fit_data(self, data: RankingData) -> tuple[Objective, Run]:
-        """In memory, or on Dask shards (``backend="dask"``: :func:`cvxrank.distributed.
-        fit_sharded`)."""
-        if self.backend not in ("memory", "dask"):
-            raise ValueError(f"backend must be 'memory' or 'dask', got {self.backend!r}")
-        if self.backend == "memory":
-            return super()._fit_data(data)
-        from cvxrank.distributed import ShardedRankingData, ShardedRankSVM, connect, fit_sharded
-
-        with connect(self.scheduler, self.workers) as client:
-            shards = ShardedRankingData.from_data(data, client,
-                                                  self.n_shards or 2 * self.workers)
-            formulation = ShardedRankSVM(shards, C=self.C, loss=self.loss)
-            return formulation, fit_sharded(formulation, self._solver_name(), tol=self.tol,
-                                            max_iter=self._max_iter(),
-                                            **self._solver_options())
-
 
 class IRSVMRanker(_PairwiseRanker):
     """IR SVM (Cao et al. 2006; Li 2011, Sect. 4.2): RankSVM with pair weights tau_k mu_q.
@@ -464,9 +462,10 @@ class IRSVMRanker(_PairwiseRanker):
     with :math:`\\tau` per pair of grades (default: the expected drop of NDCG@1 when two
     documents of the grade pair are swapped, :func:`cvxrank.formulations.irsvm.ndcg1_swap_drop`)
     and :math:`\\mu_q = 1/n_q` per query. See :class:`RankSVMRanker` for the other
-    parameters; ``tau`` is a mapping ``{(higher_grade, lower_grade): weight}`` or a function
-    of the two grades. The paper's loss is the hinge (the default here); the squared hinge
-    and Huber losses give the fast Newton solver (PRSVM+) with the same weights.
+    parameters (with ``backend="dask"`` tau is reduced from the shards: the in-memory tau);
+    ``tau`` is a mapping ``{(higher_grade, lower_grade): weight}`` or a function of the two
+    grades. The paper's loss is the hinge (the default here); the squared hinge and Huber
+    losses give the fast Newton solver (PRSVM+) with the same weights.
     """
 
     _method = "irsvm"
@@ -480,14 +479,24 @@ class IRSVMRanker(_PairwiseRanker):
         tol: float | None = None,
         max_iter: int | None = None,
         max_pairs: int = DEFAULT_MAX_PAIRS,
+        backend: str = "memory",
+        n_shards: int | None = None,
+        scheduler: str | None = None,
+        workers: int = 2,
     ) -> None:
         super().__init__(C=C, loss=loss, solver=solver, tol=tol, max_iter=max_iter,
-                         max_pairs=max_pairs)
+                         max_pairs=max_pairs, backend=backend, n_shards=n_shards,
+                         scheduler=scheduler, workers=workers)
         self.tau = tau
 
     def _formulation(self, data: RankingData) -> Formulation:
         return IRSVM(data, C=self.C, loss=self.loss, tau=self.tau,  # type: ignore[arg-type]
                      max_pairs=self.max_pairs)
+
+    def _sharded(self, shards: Any) -> Objective:
+        from cvxrank.distributed import ShardedIRSVM
+
+        return ShardedIRSVM(shards, C=self.C, loss=self.loss, tau=self.tau)
 
 
 class AUCSVM(RankSVMRanker):
@@ -648,6 +657,9 @@ class RankMMRanker(_PairwiseRanker):
         Iteration (step) limit of a hand-written solver.
     max_pairs : int
         Refuse data sets with more preference pairs than this.
+    backend, n_shards, scheduler, workers
+        As in :class:`RankSVMRanker` (on shards: the n-slack cutting plane, its separation
+        oracle run where each query lives; no ``fit_result_.alpha``).
 
     Attributes
     ----------
@@ -676,13 +688,23 @@ class RankMMRanker(_PairwiseRanker):
         tol: float | None = None,
         max_iter: int | None = None,
         max_pairs: int = DEFAULT_MAX_PAIRS,
+        backend: str = "memory",
+        n_shards: int | None = None,
+        scheduler: str | None = None,
+        workers: int = 2,
     ) -> None:
         super().__init__(C=C, loss=loss, solver=solver, tol=tol, max_iter=max_iter,
-                         max_pairs=max_pairs)
+                         max_pairs=max_pairs, backend=backend, n_shards=n_shards,
+                         scheduler=scheduler, workers=workers)
 
     def _formulation(self, data: RankingData) -> Formulation:
         return RankMM(data, C=self.C, loss=self.loss,  # type: ignore[arg-type]
                       max_pairs=self.max_pairs)
+
+    def _sharded(self, shards: Any) -> Objective:
+        from cvxrank.distributed import ShardedQueryBlocks
+
+        return ShardedQueryBlocks(shards, RankMM, C=self.C, loss=self.loss)
 
 
 class ConeRankRanker(LinearRanker):

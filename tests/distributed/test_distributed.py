@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from toolbox import assert_same_certified_measures, letor_measures
 
 import cvxrank.cli.main as cli_main
@@ -30,7 +31,7 @@ from cvxrank.data.ranking_data import RankingData
 from cvxrank.data.svmlight import read_svmlight
 from cvxrank.distributed.shards import balanced_split, shard_paths
 from cvxrank.errors import UsageError
-from cvxrank.estimators import RankSVMRanker, load_model
+from cvxrank.estimators import IRSVMRanker, RankMMRanker, RankSVMRanker, load_model
 from cvxrank.fitting import fit_formulation
 from cvxrank.formulations.irsvm import IRSVM, ndcg1_swap_drop
 from cvxrank.formulations.ranksvm import RankSVM
@@ -504,3 +505,19 @@ def test_ranker_with_the_dask_backend_fits_the_in_memory_model() -> None:
         sharded.w_radius_ + memory.w_radius_)
     with pytest.raises(ValueError, match="backend must be"):
         RankSVMRanker(backend="spark").fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize(("ranker", "params"), [
+    (IRSVMRanker, {"loss": "squared_hinge", "C": 1.0}),
+    (RankMMRanker, {"loss": "average", "C": 10.0})], ids=lambda x: getattr(x, "__name__", ""))
+def test_the_other_pairwise_rankers_fit_on_shards_as_in_memory(client, ranker, params) -> None:
+    # small queries: IR SVM's tau is positive for every grade pair
+    data = make_synthetic(n_queries=40, docs_per_query=6, n_features=5, seed=10)
+    X, y, qid = np.asarray(data.X), data.y, data.qid
+    memory = ranker(**params).fit(X, y, qid=qid)
+    sharded = clone(ranker(**params, backend="dask", n_shards=3,
+                           scheduler=client.scheduler.address)).fit(X, y, qid=qid)
+    assert sharded.fit_result_.info["n_shards"] == 3
+    assert sharded.objective_ == pytest.approx(memory.objective_, rel=1e-9)
+    assert np.linalg.norm(sharded.coef_ - memory.coef_) <= (
+        sharded.w_radius_ + memory.w_radius_)
