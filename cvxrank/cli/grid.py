@@ -7,7 +7,7 @@ Usage::
         --param C=v1,v2,... [--param NAME=v1,...] [--select map|ndcg@10|...]
         [--preset letor3|letor4] [--k 10] [--folds 1,2,...] [--solver auto] [--tol TOL]
         [--max-train-queries N] [--backend sequential|processes|dask] [--workers N]
-        [--scheduler ADDRESS] [--out DIR [--force]] [--progress] [--json]
+        [--scheduler ADDRESS] [--shards N] [--out DIR [--force]] [--progress] [--json]
 
 For each fold ``FoldK`` of DIR (all of them unless ``--folds``), the method is trained on
 ``train.txt`` at every point of the grid (the product of the ``--param`` axes), every model
@@ -23,9 +23,12 @@ of an axis of three or more is warned about on stderr (the grid may cut it short
 ``--backend`` runs the tasks in this process (``sequential``, the default), on ``--workers``
 local processes (``processes``, joblib) or on Dask (``dask``: the scheduler at
 ``--scheduler ADDRESS``, whose workers must see DIR, or a local cluster of ``--workers``
-processes; needs ``pip install 'cvxrank[dask]'``). Every backend gives the same selections
-and measures. A progress bar goes to stderr when it is a terminal (``--progress`` forces it,
-``--no-progress`` or ``--json`` turn it off).
+processes; needs ``pip install 'cvxrank[dask]'``). With ``--shards N`` the dask backend
+instead fits every grid point of a fold over the fold's training data split by query into N
+shards held on the workers (read once here per fold; the methods of ``cvxrank fit
+--backend dask``), each shard's part of every fit computed where it lives. Every backend
+gives the same selections and measures. A progress bar goes to stderr when it is a terminal
+(``--progress`` forces it, ``--no-progress`` or ``--json`` turn it off).
 
 Prints the per-fold table, the mean and the validation measure at every grid point; with
 ``--out DIR`` writes ``grid.md``, ``grid.csv`` (per fold and mean), ``grid-points.csv``
@@ -128,6 +131,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="address of a running Dask scheduler (dask backend; default: a "
                         "local cluster)")
+    parser.add_argument("--shards", type=positive_int, default=None, metavar="N",
+                        help="dask backend: fit every grid point of a fold over its "
+                        "training data split by query into N shards on the cluster")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write grid.md, grid.csv, grid-points.csv, grid.json (and "
                         "grid-validation.png) into DIR")
@@ -155,6 +161,8 @@ def run_grid(args: argparse.Namespace) -> int:
     check_params(args.method, args.loss, grid)
     check_measure(args.select, preset=args.preset, k=args.k)
     check_backend(args.backend, workers=args.workers, scheduler=args.scheduler)
+    if args.shards is not None and args.backend != "dask":
+        raise UsageError("--shards is an option of --backend dask")
     if args.train is not None:
         if args.vali is None or args.test is None or args.folds is not None:
             raise UsageError("--train needs --vali and --test (one fold of three files), "
@@ -178,6 +186,7 @@ def run_grid(args: argparse.Namespace) -> int:
         preset=args.preset, k=args.k, folds=folds, solver=args.solver, tol=args.tol,
         max_train_queries=args.max_train_queries, backend=args.backend,
         workers=args.workers, scheduler=args.scheduler, progress=progress,
+        shards=args.shards,
     )
     for line in result.at_edges():  # a selection the grid may have cut short
         print(f"cvxrank: warning: {line}: extend the grid", file=sys.stderr)

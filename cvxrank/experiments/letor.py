@@ -16,6 +16,7 @@ and gathers the results as they arrive into a :class:`GridResult`.
 from __future__ import annotations
 
 import inspect
+import itertools
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from cvxrank.experiments.backends import Execution
 from cvxrank.experiments.grid import Grid
 from cvxrank.experiments.selection import TIE_BREAK, check_measure, select_best
 from cvxrank.experiments.sources import LetorFold, SplitFiles
-from cvxrank.experiments.tasks import Task, TaskResult
+from cvxrank.experiments.tasks import Task, TaskResult, run_task, training_data
 
 #: The splits every LETOR grid task evaluates.
 EVALUATED = ("vali", "test")
@@ -327,6 +328,7 @@ def run_letor_grid(
     scheduler: str | None = None,
     blas_threads: int | None = 1,
     progress: bool = False,
+    shards: int | None = None,
 ) -> GridResult:
     """The LETOR protocol (module docstring) on the folds of ``data_dir``.
 
@@ -357,6 +359,10 @@ def run_letor_grid(
         Train on each fold's first this many queries only (quick checks).
     backend, workers, scheduler, blas_threads, progress :
         As in :func:`~cvxrank.experiments.backends.run_tasks`.
+    shards : int or None
+        With ``backend="dask"``: fit every grid point of a fold over its training data split
+        by query into this many shards on the cluster (:func:`grid_over_shards`), instead of
+        one task per point on one worker each.
 
     Returns
     -------
@@ -391,7 +397,12 @@ def run_letor_grid(
                         tol=tol, seed=seed, preset=preset, k=k,
                         max_train_queries=max_train_queries)
     start = time.perf_counter()
-    results = execution.run(tasks, progress=progress)
+    if shards is None:
+        results = execution.run(tasks, progress=progress)
+    elif backend != "dask":
+        raise ValueError(f"shards are for the dask backend, not {backend!r}")
+    else:
+        results = grid_over_shards(tasks, shards, workers=workers, scheduler=scheduler)
     elapsed = time.perf_counter() - start
     points = list(grid.points())
     selections = []
@@ -403,3 +414,36 @@ def run_letor_grid(
                       measure=measure, preset=preset, k=k, folds=selections, backend=backend,
                       workers=execution.started_workers, elapsed=elapsed,
                       max_train_queries=max_train_queries)
+
+
+def grid_over_shards(tasks: Sequence[Task], n_shards: int, *, workers: int | None = None,
+                     scheduler: str | None = None) -> list[TaskResult]:
+    """Every task's fit over its fold's training data on a Dask cluster, in order.
+
+    Each fold's training data (:func:`~cvxrank.experiments.tasks.training_data`) is read
+    once here, split by query into ``n_shards`` shards held on the workers
+    (:meth:`cvxrank.distributed.ShardedRankingData.from_data`), and every grid point of the
+    fold is fitted on them (:func:`~cvxrank.experiments.tasks.run_task` with the shards:
+    the in-memory solvers and certificates, each shard's part computed where it lives);
+    the fold's shards are released before the next fold's are made.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        The grid's tasks, fold by fold (:func:`letor_tasks`).
+    n_shards : int
+    workers, scheduler :
+        The cluster (:func:`cvxrank.distributed.connect`: a running scheduler, or a local
+        cluster of ``workers`` processes, 2 by default).
+    """
+    from cvxrank.distributed import ShardedRankingData, connect
+
+    results: list[TaskResult] = []
+    with connect(scheduler, workers or 2) as client:
+        for _, fold in itertools.groupby(tasks, key=lambda task: task.source.key):
+            fold_tasks = list(fold)
+            shards = ShardedRankingData.from_data(training_data(fold_tasks[0]), client,
+                                                  n_shards)
+            results += [run_task(task, shards) for task in fold_tasks]
+            client.cancel(shards.futures)
+    return results

@@ -22,7 +22,7 @@ import numpy as np
 
 from cvxrank.certificates.certify import EvaluationTarget, reported_measures
 from cvxrank.core.trace import Run
-from cvxrank.errors import PairLimitError, SolverError
+from cvxrank.errors import PairLimitError, SolverError, UsageError
 from cvxrank.experiments.sources import LetorFold, Synthetic
 from cvxrank.experiments.timing import peak_memory, repeat_until, timed
 
@@ -162,23 +162,30 @@ class TaskResult:
 
 def fit_timed(formulation: Any, solver: str = "auto", *, tol: float | None = None,
               seed: int | None = None, certify: EvaluationTarget | None = None,
-              ) -> tuple[Run, float]:
+              sharded: bool = False) -> tuple[Run, float]:
     """Fit ``formulation`` with ``solver``; return the run and the call's wall-clock seconds.
 
     ``solver`` is ``"linearsvc"`` (:func:`cvxrank.solvers.baselines.fit_linearsvc_pairs`, with
     LIBLINEAR's ``tol`` when given; it stops at its own tolerance) or anything
     :func:`cvxrank.fitting.fit_formulation` accepts, which goes on until ``certify``'s
-    measures are certified (or, without one, stops at its tolerance).
+    measures are certified (or, without one, stops at its tolerance); ``sharded``: the
+    formulation is on Dask shards (:func:`cvxrank.distributed.fit_sharded`).
     """
     if solver == "linearsvc":
+        if sharded:
+            raise UsageError("the linearsvc baseline builds the pairs in one process: it does "
+                             "not run on shards")
         from cvxrank.solvers.baselines import fit_linearsvc_pairs
 
         options = {} if tol is None else {"tol": tol}
         return timed(lambda: fit_linearsvc_pairs(formulation, **options))
-    from cvxrank.fitting import fit_formulation
+    if sharded:
+        from cvxrank.distributed import fit_sharded as fit
+    else:
+        from cvxrank.fitting import fit_formulation as fit
 
-    return timed(lambda: fit_formulation(formulation, solver, tol=tol, seed=seed,
-                                         certify=certify, model_radius=None))
+    return timed(lambda: fit(formulation, solver, tol=tol, seed=seed, certify=certify,
+                             model_radius=None))
 
 
 def prepare_process() -> None:
@@ -208,7 +215,7 @@ def evaluate_scores(data: Any, scores: np.ndarray, *, preset: str, k: int) -> di
             evaluate(data.y, scores, data.query_ptr, preset=preset, k=k).items()}
 
 
-def run_task(task: Task) -> TaskResult:
+def run_task(task: Task, shards: Any = None) -> TaskResult:
     """Rebuild the task's data, fit (``repeat`` times), evaluate; return plain values.
 
     The scores of a split are the model's (:meth:`~cvxrank.formulations.base.Objective.
@@ -217,29 +224,48 @@ def run_task(task: Task) -> TaskResult:
     certificate (:class:`cvxrank.certificates.certify.EvaluationTarget`; with ``task.certify`` the
     fit goes on until they are certified).
 
+    ``shards``: the task's training data already on a Dask cluster (a
+    :class:`~cvxrank.distributed.ShardedRankingData`, :func:`training_data`'s split by query):
+    the method's objective on them (:func:`cvxrank.distributed.methods.
+    sharded_formulation`) is fitted there, the splits evaluated here.
+
     Raises
     ------
     ValueError, CvxrankError, OSError
         For anything but a failure of :data:`TASK_FAILURES` (recorded in the result).
     """
-    from cvxrank.data.pairs import count_pairs
     from cvxrank.methods import get
 
     prepare_process()
-    train = training_data(task)
-    sizes = {"train": {"n_documents": train.n_documents, "n_queries": train.n_queries,
-                       "n_features": train.n_features,
-                       "n_pairs": int(count_pairs(train).sum())}}
+    method = get(task.method)
+    if shards is None:
+        from cvxrank.data.pairs import count_pairs
+
+        train = training_data(task)
+        sizes = {"train": {"n_documents": train.n_documents, "n_queries": train.n_queries,
+                           "n_features": train.n_features,
+                           "n_pairs": int(count_pairs(train).sum())}}
+
+        def build() -> Any:
+            return method.build(train, loss=task.loss, **task.params)
+    else:
+        from cvxrank.distributed.methods import sharded_formulation
+
+        sizes = {"train": {"n_documents": shards.n_documents, "n_queries": shards.n_queries,
+                           "n_features": shards.n_features, "n_pairs": shards.n_pairs}}
+
+        def build() -> Any:
+            return sharded_formulation(method, shards, loss=task.loss, **task.params)
     splits = {split: task.source.load(split) for split in task.evaluate_on}
     target = EvaluationTarget(tuple(splits.values()), reported_measures(
         task.k, mean_ndcg=task.preset == "letor4"), task.preset) if splits else None
-    method = get(task.method)
     built = []
 
     def fit_once() -> tuple[Run, float]:
-        built.append(method.build(train, loss=task.loss, **task.params))
+        built.append(build())
         return fit_timed(built[-1], task.solver, tol=task.tol, seed=task.seed,
-                         certify=target if task.certify else None)
+                         certify=target if task.certify else None,
+                         sharded=shards is not None)
 
     try:
         runs, wall_times = repeat_until(fit_once, repeat=task.repeat, min_time=task.min_time,
