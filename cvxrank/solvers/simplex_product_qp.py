@@ -318,16 +318,12 @@ def _interior_point(H: np.ndarray, b: np.ndarray, block: np.ndarray, starts: np.
                 and np.abs(primal_res).max() <= rtol * total):
             break
         dinv = x / z
-        DH = dinv[:, None] * H
-        P = np.add.reduceat(DH, starts, axis=0).T  # H' D^-1 E'
+        SH = _block_projected(dinv, H, starts, block)
         try:
-            K = np.linalg.cholesky(np.eye(d) + H.T @ DH)  # I + H' D^-1 H
-            KP = _cho_solve(K, P)
-            schur = np.linalg.cholesky(  # of E (D + H H')^-1 E'
-                np.diag(np.add.reduceat(dinv, starts)) - P.T @ KP)
+            K = np.linalg.cholesky(np.eye(d) + H.T @ SH)  # I + H' S H
         except np.linalg.LinAlgError:  # lost to rounding near the end: a start all the same
             break
-        factors = (x, z, dinv, DH, K, KP, schur, dual_res, primal_res, block, starts)
+        factors = (x, z, dinv, H, SH, K, dual_res, primal_res, block, starts)
         dx, dnu, dz = _newton(-x * z, *factors)  # predictor (affine scaling)
         mu_aff = float((x + _longest(x, dx) * dx) @ (z + _longest(z, dz) * dz)) / n
         dx, dnu, dz = _newton(-x * z - dx * dz + (mu_aff / mu) ** 3 * mu, *factors)
@@ -343,19 +339,43 @@ def _interior_point(H: np.ndarray, b: np.ndarray, block: np.ndarray, starts: np.
     return x * (total / np.add.reduceat(x, starts))[block]
 
 
+def _block_projected(dinv: np.ndarray, V: np.ndarray, starts: np.ndarray,
+                     block: np.ndarray) -> np.ndarray:
+    r""":math:`S V` for the upper-left block S of the inverse of :math:`\begin{pmatrix} D &
+    -E^\top \\ E & 0 \end{pmatrix}` (:math:`D^{-1}` = ``dinv``, E the blocks' sums): in
+    each block, :math:`S_i = D_i^{-1} - D_i^{-1} 1 1^\top D_i^{-1} / 1^\top D_i^{-1} 1`,
+    O(n) per column of V (a vector or an (n, k) array)."""
+    weighted = dinv[:, None] * V if V.ndim == 2 else dinv * V
+    totals = np.add.reduceat(dinv, starts)
+    means = np.add.reduceat(weighted, starts, axis=0)
+    means = means / (totals[:, None] if V.ndim == 2 else totals)
+    return weighted - (dinv[:, None] * means[block] if V.ndim == 2 else dinv * means[block])
+
+
+def _block_solve(dinv: np.ndarray, r1: np.ndarray, r2: np.ndarray, starts: np.ndarray,
+                 block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The solution of :math:`D y - E^\top \nu = r_1`, :math:`E y = r_2` (block by block,
+    O(n))."""
+    totals = np.add.reduceat(dinv, starts)
+    nu = (r2 - np.add.reduceat(dinv * r1, starts)) / totals
+    return dinv * (r1 + nu[block]), nu
+
+
 def _newton(rc: np.ndarray, x: np.ndarray, z: np.ndarray, dinv: np.ndarray,
-            DH: np.ndarray, K: np.ndarray, KP: np.ndarray, schur: np.ndarray,
-            dual_res: np.ndarray, primal_res: np.ndarray, block: np.ndarray,
+            H: np.ndarray, SH: np.ndarray, K: np.ndarray, dual_res: np.ndarray,
+            primal_res: np.ndarray, block: np.ndarray,
             starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""The interior point's Newton step for the complementarity right-hand side ``rc``:
     :math:`(D + HH^\top)\Delta x - E^\top\Delta\nu = rc/x - r_d`, :math:`E\Delta x =
-    -r_p`, :math:`\Delta z = (rc - z\Delta x)/x`, by Sherman-Morrison-Woodbury
-    (``K`` the Cholesky factor of :math:`I + H^\top D^{-1} H`, ``KP`` its solve with
-    :math:`H^\top D^{-1} E^\top`, ``schur`` that of :math:`E (D + HH^\top)^{-1} E^\top`)."""
+    -r_p`, :math:`\Delta z = (rc - z\Delta x)/x`, by Sherman-Morrison-Woodbury on the
+    block-separable system of D and E (:func:`_block_solve`) with the rank-d term
+    :math:`HH^\top` (``SH`` = :func:`_block_projected` of H, ``K`` the Cholesky factor of
+    :math:`I + H^\top S H`): :math:`O(nd)` a solve, :math:`O(nd^2 + d^3)` the factors."""
     r = rc / x - dual_res
-    m1 = dinv * r - DH @ _cho_solve(K, DH.T @ r)
-    dnu = _cho_solve(schur, -primal_res - np.add.reduceat(m1, starts))
-    dx = m1 + dinv * dnu[block] - DH @ (KP @ dnu)
+    y, nu = _block_solve(dinv, r, -primal_res, starts, block)
+    t = _cho_solve(K, H.T @ y)
+    correction, correction_nu = _block_solve(dinv, H @ t, np.zeros_like(nu), starts, block)
+    dx, dnu = y - correction, nu - correction_nu
     return dx, dnu, (rc - z * dx) / x
 
 
