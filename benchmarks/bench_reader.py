@@ -17,11 +17,13 @@ one after the other, ``--repeat`` times, and the script prints medians of:
   ahead of time: about 1 MB; with ``CVXRANK_AOT=0``, numba: about 110 MB) and, for a read
   from the cache, the mapped pages of the file once touched.
 
-The readers: cvxrank cold (``CVXRANK_READ_CACHE=0``: the compiled parser on these sizes),
-cvxrank's first read with the cache on (the parse and the writing of the entry, one run),
-cvxrank from its cache (a temporary ``CVXRANK_CACHE_DIR``, filled by that first read),
-scikit-learn (``query_id=True``), cvxrank's text path (numpy, the 10^5 file only), and the
-floor ``import numpy, scipy.sparse``. With ``LIBLINEAR_RANKSVM_TRAIN`` set to LIBLINEAR's
+The readers: cvxrank cold (``CVXRANK_READ_CACHE=0``: the compiled parser on these sizes,
+one pass over the text), the same with its one-pass read off (``two passes``: pass 1 counts,
+pass 2 fills arrays of the exact sizes, as before the one-pass read), cvxrank's first read
+with the cache on (the parse and the writing of the entry, one run), cvxrank from its cache
+(a temporary ``CVXRANK_CACHE_DIR``, filled by that first read), scikit-learn
+(``query_id=True``), cvxrank's text path (numpy, the 10^5 file only), and the floor ``import
+numpy, scipy.sparse``. With ``LIBLINEAR_RANKSVM_TRAIN`` set to LIBLINEAR's
 ranksvm ``train`` binary, ``train -s 8 -e 1e30 FILE MODEL`` is timed too (a whole process: its
 read and a single-iteration solve).
 
@@ -79,6 +81,9 @@ else:
     import cvxrank.data.svmlight as svmlight
     if mode == "text":
         svmlight.COMPILED_MIN_BYTES = svmlight.AHEAD_OF_TIME_MIN_BYTES = 2**62
+    elif mode == "twopass":
+        from cvxrank.data import svmlight_compiled
+        svmlight_compiled._read_one_pass = lambda *args, **kwargs: None
     elif mode == "compiled":
         svmlight.COMPILED_MIN_BYTES = svmlight.AHEAD_OF_TIME_MIN_BYTES = 0
     before = rss(); start = time.perf_counter()
@@ -215,6 +220,7 @@ def compare(files: list[Path], repeat: int, timeout: float) -> None:
             modes = [("floor: import numpy, scipy.sparse", "floor", env_cold),
                      ("kernel loaded (part of cold)", "kernel", env_cold),
                      ("cvxrank cold (no cache)", "cold", env_cold),
+                     ("cvxrank cold, two passes (one-pass read off)", "twopass", env_cold),
                      ("cvxrank from its cache", "cached", env_cache),
                      ("scikit-learn load_svmlight_file", "sklearn", env_cold)]
             if size < 100 * 2**20:
