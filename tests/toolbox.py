@@ -31,6 +31,10 @@ Clocks
       given cvxrank modules: durations, time budgets and "charged to the solver's clock" are
       then tested on a clock that advances by known amounts, not on the wall clock.
 
+Data
+    * :func:`write_letor_folds` -- a folder of synthetic LETOR folds (``FoldK/train.txt``,
+      ``vali.txt``, ``test.txt``).
+
 Measures
     * :func:`letor_measures` -- the test report of ``cvxrank fit --test`` for a model w;
     * :func:`assert_same_certified_measures` -- two models' measures agree wherever both
@@ -186,3 +190,17 @@ def assert_same_certified_measures(a: dict, b: dict, certified_a: dict, certifie
     both = [m for m in certified_a if certified_a[m]["certified"] and certified_b[m]["certified"]]
     for measure in both:
         assert a[measure] == b[measure], (label, measure)
+
+
+def write_letor_folds(root: Any, folds: Any = (1, 2), **synthetic: Any) -> Any:
+    """Synthetic LETOR folds in ``root``: ``FoldK/{train,vali,test}.txt`` for each K of
+    ``folds``, each split :func:`cvxrank.data.make_synthetic` (``synthetic``'s arguments) with
+    seed ``10 K + j`` (j the split's place); returns ``root``."""
+    from cvxrank.data import make_synthetic, write_svmlight
+
+    for fold in folds:
+        (root / f"Fold{fold}").mkdir()
+        for j, split in enumerate(("train", "vali", "test")):
+            write_svmlight(make_synthetic(**synthetic, seed=10 * fold + j),
+                           root / f"Fold{fold}" / f"{split}.txt")
+    return root

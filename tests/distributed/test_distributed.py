@@ -33,6 +33,7 @@ from cvxrank.distributed.shards import balanced_split, shard_paths
 from cvxrank.errors import UsageError
 from cvxrank.estimators import IRSVMRanker, RankMMRanker, RankSVMRanker, load_model
 from cvxrank.fitting import fit_formulation
+from cvxrank.formulations.dorm import DORM
 from cvxrank.formulations.irsvm import IRSVM, ndcg1_swap_drop
 from cvxrank.formulations.ranksvm import RankSVM
 from cvxrank.losses import PairLoss
@@ -41,6 +42,7 @@ distributed = pytest.importorskip("dask.distributed")
 
 from cvxrank.distributed import (  # noqa: E402 (after the skip: needs dask.distributed)
     ShardedIRSVM,
+    ShardedQueryBlocks,
     ShardedRankingData,
     ShardedRankSVM,
     connect,
@@ -287,11 +289,22 @@ def test_a_worker_killed_during_a_fit_from_files_changes_nothing(tmp_path) -> No
     assert_same_optimum(run, ref, memory)
 
 
-def test_shards_lost_for_good_end_the_fit_with_its_last_certified_iterate() -> None:
+@pytest.mark.parametrize("family", ["ranksvm", "dorm"])
+def test_shards_lost_for_good_end_the_fit_with_its_last_certified_iterate(family) -> None:
     """One worker, shards split from memory (no file to read again, no second copy): the
-    worker killed, the fit says so and returns the point it last recorded."""
+    worker killed, the fit says so and returns the point it last recorded (a Newton fit,
+    and a cutting plane whose oracle runs on the shards)."""
     data = make_synthetic(n_queries=40, docs_per_query=40, n_features=10, seed=11)
-    memory = RankSVM(data, C=1.0, loss="squared_hinge")
+    if family == "ranksvm":
+        memory = RankSVM(data, C=1.0, loss="squared_hinge")
+
+        def sharded(shards):
+            return ShardedRankSVM(shards, C=1.0, loss="squared_hinge")
+    else:
+        memory = DORM(data, C=1.0, loss="ndcg@10")
+
+        def sharded(shards):
+            return ShardedQueryBlocks(shards, DORM, C=1.0, loss="ndcg@10")
     seen: list[np.ndarray] = []
     with connect(workers=1) as client:
         shards = ShardedRankingData.from_data(data, client, 3)
@@ -303,14 +316,13 @@ def test_shards_lost_for_good_end_the_fit_with_its_last_certified_iterate() -> N
                 os.kill(pid, signal.SIGKILL)
             return None
 
-        run = fit_sharded(ShardedRankSVM(shards, C=1.0, loss="squared_hinge"),
-                          callback=kill_at_two)
+        run = fit_sharded(sharded(shards), tol=1e-8, callback=kill_at_two)
     assert run.status.value == "interrupted" and not run.finished
     assert "lost shards it cannot recompute" in run.message
     assert run.n_iter == 2 and np.array_equal(run.w, seen[-1])
     # its certificate is sound: the in-memory optimum lies within the radius
     optimum = fit_formulation(memory, tol=1e-12).w
-    assert np.linalg.norm(run.w - optimum) <= run.w_radius
+    assert np.isfinite(run.w_radius) and np.linalg.norm(run.w - optimum) <= run.w_radius
     assert run.objective == pytest.approx(memory.primal_value(run.w), rel=1e-12)
 
 
@@ -340,12 +352,15 @@ def test_cli_and_ranker_use_a_running_scheduler(tmp_path, capsys, client) -> Non
     assert client.scheduler_info()["workers"]  # the running cluster is still up
 
 
-def test_cli_fit_over_a_glob_reports_as_in_memory(tmp_path, capsys) -> None:
+@pytest.mark.parametrize("normalize", ["none", "zscore"])
+def test_cli_fit_over_a_glob_reports_as_in_memory(tmp_path, capsys, normalize) -> None:
     data = synthetic(4)
+    data = data.with_features(data.X * 40.0 + 7.0)
     whole = tmp_path / "train.txt"
     write_svmlight(data, whole)
     pattern = write_shards(data, tmp_path / "shards", 4)
-    common = ["fit", "--loss", "squared_hinge", "--C", "0.5", "--test", str(whole), "--json"]
+    common = ["fit", "--loss", "squared_hinge", "--C", "0.5", "--test", str(whole), "--json",
+              "--normalize", normalize]
     assert cli_main.main([*common, "--train", str(whole),
                           "--save-model", str(tmp_path / "memory.json")]) == 0
     memory = json.loads(capsys.readouterr().out)
@@ -364,8 +379,16 @@ def test_cli_fit_over_a_glob_reports_as_in_memory(tmp_path, capsys) -> None:
     saved = [json.loads((tmp_path / f"{name}.json").read_text())
              for name in ("memory", "sharded")]
     assert set(saved[0]) == set(saved[1])
-    w = [load_model(tmp_path / f"{name}.json").coef_ for name in ("memory", "sharded")]
+    models = [load_model(tmp_path / f"{name}.json") for name in ("memory", "sharded")]
+    w = [model.coef_ for model in models]
     assert np.linalg.norm(w[0] - w[1]) <= memory["w_radius"] + sharded["w_radius"]
+    if normalize != "none":  # the map fitted on the shards is saved as in memory
+        maps = [model.normalization_ for model in models]
+        assert maps[0].kind == maps[1].kind == normalize
+        assert np.allclose(maps[1].shift, maps[0].shift, rtol=1e-14, atol=0)
+        assert np.allclose(maps[1].scale, maps[0].scale, rtol=1e-14, atol=0)
+        scores = [model.predict(data.X) for model in models]
+        assert np.allclose(scores[0], scores[1], rtol=1e-8, atol=1e-8)
 
 
 @pytest.mark.parametrize("kind", ["zscore", "minmax", "query-minmax"])
@@ -390,32 +413,6 @@ def test_normalization_over_shards_is_the_in_memory_one(client, kind) -> None:
     X = np.vstack([part.X for part in parts])
     assert np.allclose(X, memory.apply(data).X, rtol=0, atol=1e-9)
     assert mapped.n_documents == data.n_documents and mapped.n_shards == 4
-
-
-def test_cli_fit_over_shards_normalizes_as_in_memory(tmp_path, capsys) -> None:
-    data = synthetic(13)
-    data = data.with_features(data.X * 40.0 + 7.0)
-    whole = tmp_path / "train.txt"
-    write_svmlight(data, whole)
-    pattern = write_shards(data, tmp_path / "shards", 3)
-    common = ["fit", "--loss", "squared_hinge", "--C", "0.5", "--normalize", "zscore",
-              "--test", str(whole), "--json"]
-    assert cli_main.main([*common, "--train", str(whole),
-                          "--save-model", str(tmp_path / "memory.json")]) == 0
-    memory = json.loads(capsys.readouterr().out)
-    assert cli_main.main([*common, "--train", pattern, "--backend", "dask", "--workers", "2",
-                          "--save-model", str(tmp_path / "sharded.json")]) == 0
-    sharded = json.loads(capsys.readouterr().out)
-    assert sharded["objective"] == pytest.approx(memory["objective"], rel=1e-10)
-    assert_same_certified_measures(sharded, memory, sharded["certified"], memory["certified"])
-    saved = [load_model(tmp_path / f"{name}.json") for name in ("memory", "sharded")]
-    norms = [model.normalization_ for model in saved]
-    assert norms[0].kind == norms[1].kind == "zscore"
-    assert np.allclose(norms[1].shift, norms[0].shift, rtol=1e-14, atol=0)
-    assert np.allclose(norms[1].scale, norms[0].scale, rtol=1e-14, atol=0)
-    # the saved models map new data alike: the same scores to rounding
-    scores = [model.predict(data.X) for model in saved]
-    assert np.allclose(scores[0], scores[1], rtol=1e-8, atol=1e-8)
 
 
 def test_lightgbm_shards_number_their_groups_apart(tmp_path, capsys) -> None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from toolbox import write_letor_folds
 
 import cvxrank.cli.main as cli_main
-from cvxrank.data import make_synthetic, write_svmlight
 from cvxrank.experiments.grid import Grid
 from cvxrank.experiments.letor import GridResult, run_letor_grid
 
@@ -28,14 +28,8 @@ OHSUMED = Path("letor3_ohsumed") / "QueryLevelNorm"
 @pytest.fixture(scope="module")
 def letor_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two folds of small synthetic LETOR files (noisy grades, so that C matters)."""
-    root = tmp_path_factory.mktemp("letor")
-    for fold in (1, 2):
-        (root / f"Fold{fold}").mkdir()
-        for j, split in enumerate(("train", "vali", "test")):
-            data = make_synthetic(n_queries=12, docs_per_query=(6, 14), n_features=6,
-                                  noise=1.5, seed=10 * fold + j)
-            write_svmlight(data, root / f"Fold{fold}" / f"{split}.txt")
-    return root
+    return write_letor_folds(tmp_path_factory.mktemp("letor"), n_queries=12,
+                             docs_per_query=(6, 14), n_features=6, noise=1.5)
 
 
 def assert_same_grid(sharded: GridResult, memory: GridResult, rel: float) -> None:

@@ -194,33 +194,6 @@ def test_a_worker_killed_during_a_sharded_fit_changes_nothing(tmp_path, case) ->
     assert_same_optimum(run, ref, memory, rel=1e-8)
 
 
-def test_shards_lost_for_good_end_a_dorm_fit_with_its_last_certified_iterate() -> None:
-    """One worker, shards split from memory (no file to read again, no second copy): the
-    worker killed mid-fit, the fit says so and returns the point it last recorded, whose
-    certified radius holds the in-memory optimum."""
-    data = make_synthetic(n_queries=40, docs_per_query=20, n_features=8, seed=13)
-    memory = DORM(data, C=1.0, loss="ndcg@10")
-    seen: list[np.ndarray] = []
-    with connect(workers=1) as client:
-        shards = ShardedRankingData.from_data(data, client, 3)
-        pid = next(iter(client.run(os.getpid).values()))
-
-        def kill_at_four(k, w, alpha, trace):
-            seen.append(np.array(w))
-            if k == 4:
-                os.kill(pid, signal.SIGKILL)
-            return None
-
-        run = fit_sharded(ShardedQueryBlocks(shards, DORM, C=1.0, loss="ndcg@10"), tol=1e-8,
-                          callback=kill_at_four)
-    assert run.status.value == "interrupted" and not run.finished
-    assert "lost shards it cannot recompute" in run.message
-    assert np.array_equal(run.w, seen[-1])
-    optimum = fit_formulation(memory, tol=1e-10).w
-    assert np.isfinite(run.w_radius) and np.linalg.norm(run.w - optimum) <= run.w_radius
-    assert run.objective == pytest.approx(memory.primal_value(run.w), rel=1e-12)
-
-
 # ------------------------------------------------------------------ the command line
 
 

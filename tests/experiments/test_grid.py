@@ -10,9 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from toolbox import write_letor_folds
 
 import cvxrank.cli.main as cli_main
-from cvxrank.data import make_synthetic, read_letor_fold, write_svmlight
+from cvxrank.data import read_letor_fold
 from cvxrank.data.ranking_data import row_scores
 from cvxrank.errors import CvxrankError
 from cvxrank.experiments.backends import plan_chunks
@@ -37,14 +38,8 @@ OHSUMED = Path("letor3_ohsumed") / "QueryLevelNorm"
 @pytest.fixture(scope="module")
 def letor_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two folds of small synthetic LETOR files (noisy grades, so that C matters)."""
-    root = tmp_path_factory.mktemp("letor")
-    for fold in (1, 2):
-        (root / f"Fold{fold}").mkdir()
-        for j, split in enumerate(("train", "vali", "test")):
-            data = make_synthetic(n_queries=8, docs_per_query=(6, 14), n_features=6,
-                                  noise=1.5, seed=10 * fold + j)
-            write_svmlight(data, root / f"Fold{fold}" / f"{split}.txt")
-    return root
+    return write_letor_folds(tmp_path_factory.mktemp("letor"), n_queries=8,
+                             docs_per_query=(6, 14), n_features=6, noise=1.5)
 
 
 @pytest.fixture(scope="module")
