@@ -170,6 +170,7 @@ def test_hand_written_n_slack_master_matches_cvxpy_on_recorded_working_sets(make
         solve_master_blocks,
         solve_master_cvxpy,
     )
+    from cvxrank.solvers.simplex_product_qp import simplex_product_interior
 
     f = make(tiny(4, docs=(3, 6), n_queries=8))
     working = WorkingSet(f.data.n_features)
@@ -185,10 +186,22 @@ def test_hand_written_n_slack_master_matches_cvxpy_on_recorded_working_sets(make
         totals = np.bincount(working.block, weights=hand_lam, minlength=n_blocks)
         assert hand_lam.min() >= 0 and totals.max() <= kappa * (1 + 1e-12)
         np.testing.assert_allclose(hand_w, w, atol=1e-4 * (1 + np.abs(w).max()))
+        # the interior point alone: feasible, its value the optimum's to its accuracy
+        inner = simplex_product_interior(working.gradient, working.offset, working.block,
+                                         n_blocks, kappa)
+        totals = np.bincount(working.block, weights=inner, minlength=n_blocks)
+        assert inner.min() >= 0 and totals.max() <= kappa * (1 + 1e-12)
+        assert working.dual_value(inner) <= working.dual_value(hand_lam) + 1e-9 * (
+            1 + abs(working.dual_value(hand_lam)))
+        assert working.dual_value(inner) == pytest.approx(working.dual_value(hand_lam),
+                                                          rel=1e-6)
 
 
-def test_cutting_plane_with_the_hand_written_master_reaches_the_complete_optimum() -> None:
+@pytest.mark.parametrize("master", ["blocks", "interior"])
+def test_cutting_plane_with_the_hand_written_master_reaches_the_complete_optimum(master) -> None:
     f = DORM(tiny(5, docs=(3, 6)), C=2.0, loss="mrr")
     ref = solve_reference(f)
-    run = solve_cutting_plane(f, master="blocks")
+    run = solve_cutting_plane(f, master=master)
     assert run.converged and abs(run.objective - ref.p_star) <= 1e-6 * ref.p_star
+    # the certified bound is below the complete optimum (any feasible multipliers give one)
+    assert run.trace.dual[-1] <= ref.p_star * (1 + 1e-9)

@@ -71,13 +71,14 @@ def test_unit_pieces_are_dual_feasible(loss: str) -> None:
     assert f.dual_infeasibility(f.dual_from_pair_weights(beta)) <= FEASIBILITY
 
 
+@pytest.mark.parametrize("master", ["cvxpy", "interior"])
 @pytest.mark.parametrize("loss", RANKMM_LOSSES)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("C", [0.1, 10.0, 1000.0])
-def test_reaches_the_certified_optimum(loss: str, seed: int, C: float) -> None:
+def test_reaches_the_certified_optimum(loss: str, seed: int, C: float, master: str) -> None:
     f = RankMM(synthetic(seed), C=C, loss=loss)
     ref = solve_reference(f)
-    run = solve_cutting_plane(f, tol=FAST_SOLVER_GAP)
+    run = solve_cutting_plane(f, tol=FAST_SOLVER_GAP, master=master)
     assert run.converged, run.message
     p, d, infeasible = certificate(f, run)
     assert infeasible <= FEASIBILITY
