@@ -298,12 +298,12 @@ def _warm(lam0: np.ndarray, block: np.ndarray, n_blocks: int, total: float,
 
 
 def _interior_point(H: np.ndarray, b: np.ndarray, block: np.ndarray, starts: np.ndarray,
-                    total: float, *, rtol: float = 1e-8, max_iter: int = 50) -> np.ndarray:
+                    total: float, *, rtol: float = 1e-8, max_iter: int = 50
+                    ) -> tuple[np.ndarray, np.ndarray, bool]:
     r"""Mehrotra's predictor-corrector for :math:`\min \tfrac12\|H^\top x\|^2 - b^\top x`,
     :math:`x \ge 0`, every block's sum equal to ``total`` (blocks contiguous, starting at
-    ``starts``), with Sherman-Morrison-Woodbury solves (module docstring): the final x with
-    the coordinates not larger than their dual slack set to 0, each block rescaled to
-    ``total``."""
+    ``starts``), with Sherman-Morrison-Woodbury solves (module docstring): the last
+    iterate's x (> 0) and dual slacks z, and whether it met ``rtol``."""
     n, d = H.shape
     x = total / np.diff(np.r_[starts, n])[block]  # each block's barycentre
     z = np.ones(n)
@@ -316,7 +316,7 @@ def _interior_point(H: np.ndarray, b: np.ndarray, block: np.ndarray, starts: np.
         if (n * mu <= rtol * (1.0 + abs(float(b @ x) - 0.5 * float(w @ w)))
                 and np.abs(dual_res).max() <= rtol * (1.0 + np.abs(b).max())
                 and np.abs(primal_res).max() <= rtol * total):
-            break
+            return x, z, True
         dinv = x / z
         SH = _block_projected(dinv, H, starts, block)
         try:
@@ -333,9 +333,17 @@ def _interior_point(H: np.ndarray, b: np.ndarray, block: np.ndarray, starts: np.
         dual_step = INTERIOR_STEP_FRACTION * _longest(z, dz)
         x = x + primal_step * dx
         nu, z = nu + dual_step * dnu, z + dual_step * dz
+    return x, z, False
+
+
+def _support_guess(x: np.ndarray, z: np.ndarray, starts: np.ndarray,
+                   total: float) -> np.ndarray:
+    """The interior point's ``x`` with the coordinates not larger than their dual slack set
+    to 0, each block rescaled to ``total`` (the active set's start)."""
     x = np.where(x > z, x, 0.0)
     empty = np.add.reduceat(x, starts) <= 0
-    x[(np.r_[starts[1:], n] - 1)[empty]] = total  # all on the block's slack (its last)
+    x[(np.r_[starts[1:], x.size] - 1)[empty]] = total  # all on the block's slack (its last)
+    block = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, x.size]))
     return x * (total / np.add.reduceat(x, starts))[block]
 
 
@@ -465,7 +473,7 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
     if lam0 is not None and lam0.size == m:
         x = _warm(lam0, block, n_blocks, total, n_features + n_blocks)[order]
     else:
-        x = _interior_point(Gx, cx, bx, starts, total)
+        x = _support_guess(*_interior_point(Gx, cx, bx, starts, total)[:2], starts, total)
     support = x > 0
     ridge = MASTER_RIDGE * max(float(np.max(np.einsum("ij,ij->i", G, G), initial=0.0)),
                                np.finfo(float).tiny)
@@ -482,22 +490,27 @@ def simplex_product_interior(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_
     r""":func:`simplex_product_qp`'s problem by its interior-point start alone, to the
     relative accuracy ``rtol`` (as CVXPY's Clarabel, whose default is that too; asked for
     much less, the interior point stalls on rounding and its point is worse, not better): a
-    feasible :math:`\lambda` (nonnegative, every block's sum at most ``total``) whose value
-    is within about ``rtol`` of the optimum, in
+    feasible :math:`\lambda` (the last iterate, every block's sum made ``total``: nonnegative,
+    every block's sum at most ``total``) whose value is within about ``rtol`` of the optimum, in
     :math:`O(md^2 + d^3)` per interior-point iteration whatever the number of blocks (the
     active-set finish, exact, costs :math:`O((d + B)^3)` per iteration).
 
     Raises
     ------
     SolverError
-        For non-finite data.
+        For non-finite data, or an interior point that does not reach ``rtol`` (the
+        cutting plane's master then falls back to CVXPY's).
     """
     if not (np.all(np.isfinite(G)) and np.all(np.isfinite(c))):
         raise SolverError("the master QP has non-finite data (the cuts overflow)")
     m = G.shape[0]
     order, Gx, cx, bx, starts = _with_slacks(G, c, block, n_blocks)
-    x = _interior_point(Gx, cx, bx, starts, total, rtol=rtol)
-    return _without_slacks(x, order, block, m, n_blocks, total)
+    x, _, converged = _interior_point(Gx, cx, bx, starts, total, rtol=rtol)
+    if not converged:
+        raise SolverError(f"the master's interior point did not reach {rtol:g} ({m} cuts)")
+    # the last iterate itself (every coordinate > 0), each block's sum made exactly total
+    return _without_slacks(x * (total / np.add.reduceat(x, starts))[bx], order, block, m,
+                           n_blocks, total)
 
 
 def _with_slacks(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks: int
