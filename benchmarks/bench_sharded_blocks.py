@@ -21,8 +21,8 @@ the workers; Dask's own messages not counted).
 
 The master QP (``--master``: CVXPY and Clarabel over the working set, the solver's default,
 :func:`cvxrank.solvers.cutting_plane.solve_master_cvxpy`, or the hand-written interior
-point and active set, :func:`~cvxrank.solvers.cutting_plane.solve_master_blocks`) runs on
-the client in both, so it bounds the ratio from
+point and active set, :func:`~cvxrank.solvers.cutting_plane.solve_master_blocks`, or that
+interior point alone, ``interior``) runs on the client in both, so it bounds the ratio from
 below: the table prints it beside the oracle's share. So does the machine: the parallel
 speedup its cores give two worker processes at the time of the run (a pure-Python loop on
 one worker, then on both at once, ``--rounds`` times) is printed first.
@@ -141,7 +141,7 @@ def main() -> int:
     parser.add_argument("--families", nargs="+", choices=sorted(FAMILIES),
                         default=["dorm", "svmmap", "rankmm"])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--master", choices=("cvxpy", "blocks"), default="cvxpy",
+    parser.add_argument("--master", choices=("cvxpy", "blocks", "interior"), default="cvxpy",
                         help="the cutting plane's master QP (default cvxpy, the solver's)")
     add_common_args(parser)
     args = parser.parse_args()
