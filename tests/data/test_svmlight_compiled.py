@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
 import warnings
 from pathlib import Path
 
@@ -231,6 +232,264 @@ def test_values_are_read_as_float_reads_them(tmp_path: Path, monkeypatch, values
         return
     got = read_svmlight(path, dense=False).X.data  # one value per row, in file order
     np.testing.assert_array_equal(got.view(np.int64), np.array(expected).view(np.int64))
+
+
+# --------------------------------------------------------------------------- one pass
+#
+# A plain file longer than one block is read in one pass into arrays sized from its first
+# block (svmlight_compiled._read_one_pass); when that guess fails it is read in two passes.
+# Small blocks make the files here take that path.
+
+
+@pytest.fixture()
+def outcomes(monkeypatch: pytest.MonkeyPatch) -> list:
+    """What each one-pass read returned: its status, or None when it left the file to the
+    two passes."""
+    seen: list = []
+    original = svmlight_compiled._read_one_pass
+
+    def spy(*args, **kwargs):
+        result = original(*args, **kwargs)
+        seen.append(None if result is None else result.status)
+        return result
+
+    monkeypatch.setattr(svmlight_compiled, "_read_one_pass", spy)
+    return seen
+
+
+def _two_passes(path: Path, monkeypatch: pytest.MonkeyPatch, **kwargs):
+    """The compiled reader's two passes alone (the reader before the one-pass read)."""
+    with monkeypatch.context() as m:
+        m.setattr(svmlight_compiled, "_read_one_pass", lambda *args, **kw: None)
+        return _read(path, "compiled", monkeypatch, **kwargs)
+
+
+def _owns_exact_arrays(path: Path, **kwargs) -> None:
+    """The arrays of the compiled reader own their memory (no view of a larger buffer), as
+    the two passes' do."""
+    result = _scan(path, **kwargs)
+    assert result.status == "ok"
+    arrays = [result.y, result.qid, result.line]
+    arrays += [result.X] if result.dense else [result.data, result.indices, result.indptr]
+    if result.comments is not None:
+        arrays += result.comments[:2]
+    for array in arrays:
+        assert array.base is None and array.flags.c_contiguous
+
+
+@pytest.mark.parametrize("density", [0.9, 0.1])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("kwargs", [{}, {"dense": True}, {"dense": False}, {"n_features": 40},
+                                    {"zero_based": True}, {"dtype": np.float32}],
+                         ids=["default", "dense", "csr", "n_features", "zero_based", "float32"])
+def test_one_pass_reads_what_two_passes_read(tmp_path: Path, monkeypatch, outcomes,
+                                             density: float, newline: str, kwargs: dict):
+    path = tmp_path / "gen.txt"
+    _random_file(path, np.random.default_rng(21), 400, 30, density, newline=newline)
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(svmlight_compiled, "FIRST_BYTES", 2500)  # pass 1 reads less first
+    monkeypatch.setattr(svmlight_compiled, "SLOW_BATCH", 7)
+    fast = _read(path, "compiled", monkeypatch, **kwargs)
+    assert outcomes and outcomes[-1] in ("ok", None)
+    if kwargs in ({}, {"n_features": 40}, {"dtype": np.float32}, {"dense": False}):
+        assert outcomes == ["ok"]  # these files take the one pass
+    _same(fast, _read(path, "text", monkeypatch, **kwargs))
+    _same(fast, _two_passes(path, monkeypatch, **kwargs))
+    _owns_exact_arrays(path, **kwargs)
+
+
+def _lines(*parts: tuple[int, str]) -> str:
+    return "".join(text * count for count, text in parts)
+
+
+DENSE_LINE = "1 qid:1 " + " ".join(f"{j}:0.{j}5" for j in range(1, 11)) + "\n"
+
+# (name, text): files whose first block of 4096 bytes misleads the one-pass read
+MISLEADING = [
+    ("a wider row later", _lines((200, DENSE_LINE), (1, "0 qid:1 1:1 12:2\n"),
+                                 (50, DENSE_LINE))),
+    ("many more rows", _lines((100, DENSE_LINE), (6000, "0 qid:2 3:1\n"))),
+    ("sparser later", _lines((100, DENSE_LINE),
+                             (3000, "0 qid:2 10:1 # " + "x" * 50 + "\n"))),
+    ("denser later", _lines((100, "0 qid:1 10:1 # " + "x" * 50 + "\n"), (3000, DENSE_LINE))),
+    ("sparse, more entries later", _lines(
+        (100, "0 qid:1 500:1 # " + "x" * 40 + "\n"),
+        (500, "1 qid:2 " + " ".join(f"{j}:1" for j in range(1, 400, 2)) + "\n"))),
+    ("a first line longer than the block", _lines(
+        (1, "1 qid:1 " + " ".join(f"{j}:0.5" for j in range(1, 1200)) + "\n"),
+        (300, DENSE_LINE))),
+]
+
+
+@pytest.mark.parametrize("text", [case[1] for case in MISLEADING],
+                         ids=[case[0] for case in MISLEADING])
+def test_one_pass_falls_back_to_two_passes(tmp_path: Path, monkeypatch, outcomes, text: str):
+    path = tmp_path / "m.txt"
+    path.write_text(text)
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", 4096)
+    fast = _read(path, "compiled", monkeypatch)
+    assert outcomes == [None]
+    _same(fast, _read(path, "text", monkeypatch))
+    _owns_exact_arrays(path)
+
+
+@pytest.mark.parametrize("first_comments", [False, True])
+def test_one_pass_comments_get_room_as_they_come(tmp_path: Path, monkeypatch, outcomes,
+                                                 first_comments: bool):
+    """Comments that start after the first block (their arrays made then) or grow longer
+    (more room for their bytes, several times)."""
+    head = DENSE_LINE.replace("\n", " # docid = A1\n") if first_comments else DENSE_LINE
+    rows = [head] * 100
+    for i in range(400):
+        rows.append(DENSE_LINE.replace("\n", f" #docid = D{i} " + "y" * (i * 7 % 900) + "\n")
+                    if i % 3 else DENSE_LINE)
+    path = tmp_path / "c.txt"
+    path.write_text("".join(rows))
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", 4096)
+    fast = _read(path, "compiled", monkeypatch)
+    assert outcomes == ["ok"]
+    _same(fast, _read(path, "text", monkeypatch))
+    assert fast.docid[101] == "D1" and fast.comment[100] is None
+
+
+def test_one_pass_long_lines_and_slow_values(tmp_path: Path, monkeypatch, outcomes):
+    """After the first block, lines longer than several blocks (the buffer grows) holding
+    values that numpy's conversion reads, in batches of 3."""
+    exotic = " ".join(f"{j}:{EXOTIC_VALUES[j % len(EXOTIC_VALUES)]}" for j in range(1, 700))
+    rows = ([DENSE_LINE] * 200 + [f"2 qid:3 {exotic} # long\n"] * 3
+            + [DENSE_LINE.replace("qid:1", "qid:4")] * 20)
+    path = tmp_path / "l.txt"
+    path.write_text("".join(rows))
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(svmlight_compiled, "SLOW_BATCH", 3)
+    fast = _read(path, "compiled", monkeypatch, dense=False)
+    assert outcomes == ["ok"]
+    _same(fast, _read(path, "text", monkeypatch, dense=False))
+    X, y, _ = load_svmlight_file(str(path), query_id=True)
+    np.testing.assert_array_equal(fast.X.toarray(), X.toarray())
+
+
+@pytest.mark.parametrize("tail, fragment", [
+    ("1 qid:5 1:0.5 2:1 1:0.7\n", "twice"),  # found by the one pass's duplicate check
+    ("1 qid:5 1:1_0\n" + DENSE_LINE.replace("qid:1", "qid:6") * 50 + "x qid:7 1:1\n",
+     "label 'x' is not a number"),  # a bad label after a bad value: the label's line
+    ("1 qid:5 1:1e999\n", "finite"),
+    ("1 qid:5 3:0.5 3:0.25\n", "twice"),
+])
+def test_one_pass_errors_beyond_the_first_block(tmp_path: Path, monkeypatch, outcomes,
+                                                tail: str, fragment: str):
+    path = tmp_path / "e.txt"
+    path.write_text(DENSE_LINE * 200 + tail + DENSE_LINE.replace("qid:1", "qid:9") * 20)
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", 4096)
+    with pytest.raises(DataFormatError, match=fragment) as compiled_error:
+        _read(path, "compiled", monkeypatch)
+    assert outcomes == ["error"]
+    with pytest.raises(DataFormatError) as text_error:
+        _read(path, "text", monkeypatch)
+    assert str(compiled_error.value) == str(text_error.value)
+
+
+def test_one_pass_leaves_what_it_does_not_read_to_the_text_path(tmp_path: Path, monkeypatch,
+                                                                outcomes):
+    path = tmp_path / "u.txt"
+    path.write_text(DENSE_LINE * 200 + "1 qid:1 1:0.5\u00a02:1\n", encoding="utf-8")
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", 4096)
+    assert _scan(path).status == "unsupported"
+    assert outcomes == ["unsupported"]
+    _same(_read(path, "compiled", monkeypatch), _read(path, "text", monkeypatch))
+
+
+@pytest.mark.parametrize("name, text, line, fragment, kwargs", BAD_INPUTS,
+                         ids=[case[0] for case in BAD_INPUTS])
+def test_bad_input_in_small_blocks(tmp_path: Path, monkeypatch, name, text, line, fragment,
+                                   kwargs):
+    """The bad inputs read in blocks of 24 bytes: most of them by the one pass."""
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", 24)
+    with pytest.raises(DataFormatError) as compiled_error:
+        _read(path, "compiled", monkeypatch, **kwargs)
+    with pytest.raises(DataFormatError) as text_error:
+        _read(path, "text", monkeypatch, **kwargs)
+    assert str(compiled_error.value) == str(text_error.value)
+    assert compiled_error.value.line == line
+
+
+def test_one_pass_forced_dense_within_memory(tmp_path: Path, monkeypatch, outcomes):
+    """A forced dense matrix whose one-pass arrays would not fit but whose exact one does is
+    read in two passes; one that does not fit is refused as before."""
+    path = tmp_path / "d.txt"
+    path.write_text("1 qid:1 1:0.5 2:1 3:2\n" * 300)
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", 1024)
+    monkeypatch.setattr(svmlight, "physical_memory", lambda: 8 * 300 * 3)
+    data = _read(path, "compiled", monkeypatch, dense=True)
+    assert outcomes == [None] and data.X.shape == (300, 3)
+    _same(data, _read(path, "text", monkeypatch, dense=True))
+    monkeypatch.setattr(svmlight, "physical_memory", lambda: 8 * 300 * 3 - 1)
+    for how in ("compiled", "text"):
+        with pytest.raises(DataFormatError, match="a dense 300 x 3 matrix would take"):
+            _read(path, how, monkeypatch, dense=True)
+
+
+@pytest.mark.parametrize("change", ["more rows", "a comment", "fewer rows"])
+def test_a_file_changed_between_the_two_passes_is_read_again(tmp_path: Path, monkeypatch,
+                                                             change: str):
+    """Pass 2 meets what pass 1 did not count: the text path reads the file as it is now."""
+    path = tmp_path / "g.txt"
+    path.write_text(DENSE_LINE * 50)
+    edits = {"more rows": DENSE_LINE * 60, "fewer rows": DENSE_LINE * 40,
+             "a comment": DENSE_LINE * 49 + DENSE_LINE.replace("\n", " # late\n")}
+    original = svmlight_compiled._run
+
+    def run(opener, st, opt, arrays, **kwargs):
+        if opt[svmlight_compiled._FILL] and "room" not in kwargs:  # the exact pass 2
+            path.write_text(edits[change])
+        return original(opener, st, opt, arrays, **kwargs)
+
+    monkeypatch.setattr(svmlight_compiled, "_run", run)
+    data = _read(path, "compiled", monkeypatch)
+    assert len(data.y) == {"more rows": 60, "fewer rows": 40, "a comment": 50}[change]
+    _same(data, _read(path, "text", monkeypatch))
+
+
+LINE = st.builds(
+    lambda grade, qid, feats, comment: f"{grade} qid:{qid} {feats}{comment}",
+    st.integers(0, 4),
+    st.integers(0, 3),
+    st.lists(st.tuples(st.integers(1, 12), st.sampled_from(["0.5", "-1.25", "3", "1e-3",
+                                                             "0.1000000000000000055511151",
+                                                             "-0", "7e+22"])),
+             max_size=12, unique_by=lambda t: t[0]).map(
+        lambda fs: " ".join(f"{i}:{v}" for i, v in fs)),
+    st.sampled_from(["", " # c", " #docid = X1 rest", "  #  " + "z" * 40]),
+)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(LINE, st.sampled_from(["", "# a comment line"])),
+                      min_size=1, max_size=60),
+       block=st.integers(16, 400), dense=st.sampled_from([None, True, False]))
+def test_any_block_size_reads_the_same(tmp_path: Path, monkeypatch, lines: list[str],
+                                       block: int, dense: bool | None):
+    """Whatever the block size (one pass, two passes or a failed guess), the compiled reader
+    gives what the text path gives, file after file (query ids sorted to keep queries
+    contiguous)."""
+    data_lines = sorted((ln for ln in lines if ln and not ln.startswith("#")),
+                        key=lambda ln: ln.split()[1])
+    others = iter(ln for ln in lines if not ln or ln.startswith("#"))
+    text = "\n".join(data_lines + list(others)) + "\n"
+    path = tmp_path / "h.txt"
+    path.write_text(text)
+    monkeypatch.setattr(svmlight_compiled, "BLOCK_BYTES", block)
+    try:
+        expected = _read(path, "text", monkeypatch, dense=dense)
+    except DataFormatError as exc:
+        with pytest.raises(DataFormatError) as info:
+            _read(path, "compiled", monkeypatch, dense=dense)
+        assert str(info.value) == str(exc)
+        return
+    _same(_read(path, "compiled", monkeypatch, dense=dense), expected)
 
 
 # --------------------------------------------------------------------------- bad input
@@ -512,7 +771,11 @@ def test_a_faulty_entry_is_discarded_and_the_file_parsed_again(
 
 
 def _cli_bad_files() -> list:
-    from test_bad_input import BAD_FILES, GOOD
+    try:
+        from test_bad_input import BAD_FILES, GOOD
+    except ModuleNotFoundError:  # tests/data collected without tests/cli (on the path then)
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+        from test_bad_input import BAD_FILES, GOOD
 
     return [pytest.param(GOOD + text, fragment, id=name) for name, text, fragment in BAD_FILES]
 

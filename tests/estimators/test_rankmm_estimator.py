@@ -100,7 +100,8 @@ def test_predict_score_and_query_inputs(data) -> None:
     assert one.n_pairs_ > by_qid.n_pairs_
     assert model.get_params() == {"C": C, "loss": "max_average", "solver": "clarabel",
                                   "tol": None, "max_iter": None,
-                                  "max_pairs": model.max_pairs}
+                                  "max_pairs": model.max_pairs, "backend": "memory",
+                                  "n_shards": None, "scheduler": None, "workers": 2}
 
 
 def test_method_ranker_fits_the_same_model(data) -> None:
