@@ -218,16 +218,22 @@ def test_sharded_irsvm_reaches_the_in_memory_optimum(client, loss) -> None:
     assert_same_optimum(run, ref, memory)
 
 
-def test_ohsumed_fold1_in_four_files_gives_irsvms_in_memory_optima(shared_data, tmp_path,
-                                                                   client) -> None:
+def test_ohsumed_fold1_in_four_files_gives_the_pairwise_in_memory_optima(shared_data, tmp_path,
+                                                                          client) -> None:
+    """IR SVM's two losses, RankSVM's Huber loss and a researcher's ramp, each over OHSUMED
+    Fold1 in 4 query-aligned files (the squared hinge and hinge RankSVM: the five-fold test
+    above)."""
     root = shared_data / "letor3_ohsumed" / "QueryLevelNorm" / "Fold1"
     train, test = read_svmlight(root / "train.txt"), read_svmlight(root / "test.txt")
     shards = ShardedRankingData.from_files(write_shards(train, tmp_path / "shards", 4), client)
     target = EvaluationTarget.of([test], k=10, convention="letor3")
-    for loss, C in (("squared_hinge", 1.0), ("hinge", 1.0)):
-        memory = IRSVM(train, C=C, loss=loss)
+    cases = [(IRSVM, ShardedIRSVM, "squared_hinge", 1.0), (IRSVM, ShardedIRSVM, "hinge", 1.0),
+             (RankSVM, ShardedRankSVM, "huber", 1e-3),
+             (RankSVM, ShardedRankSVM, SQUARED_2, 1e-3)]
+    for family, sharded, loss, C in cases:
+        memory = family(train, C=C, loss=loss)
         ref = fit_formulation(memory, certify=target)
-        run = fit_sharded(ShardedIRSVM(shards, C=C, loss=loss), certify=target)
+        run = fit_sharded(sharded(shards, C=C, loss=loss), certify=target)
         assert_same_optimum(run, ref, memory)
         assert_same_certified_measures(letor_measures(test, run.w), letor_measures(test, ref.w),
                                        target.report(memory, run)[0],
