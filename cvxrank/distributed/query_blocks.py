@@ -161,7 +161,6 @@ class ShardedQueryBlocks(ShardedObjective):
         if data.n_pairs == 0:
             raise no_pairs_error(data.source)
         super().__init__(data, build, C=C, family=family, params=dict(params))
-        self.family, self.family_params = family, dict(params)
         found = [part for part, _ in self.map(blocks)]
         built = [part for part in found if part is not None]
         needed = {"separation_oracle", "cut_bounds"}

@@ -318,12 +318,13 @@ def _interior_point(H: np.ndarray, b: np.ndarray, block: np.ndarray, starts: np.
                 and np.abs(primal_res).max() <= rtol * total):
             return x, z, True
         dinv = x / z
-        SH = _block_projected(dinv, H, starts, block)
+        totals = np.add.reduceat(dinv, starts)  # each block's 1' D^-1 1
+        SH = _block_projected(dinv, totals, H, starts, block)
         try:
             K = np.linalg.cholesky(np.eye(d) + H.T @ SH)  # I + H' S H
         except np.linalg.LinAlgError:  # lost to rounding near the end: a start all the same
             break
-        factors = (x, z, dinv, H, SH, K, dual_res, primal_res, block, starts)
+        factors = (x, z, dinv, totals, H, SH, K, dual_res, primal_res, block, starts)
         dx, dnu, dz = _newton(-x * z, *factors)  # predictor (affine scaling)
         mu_aff = float((x + _longest(x, dx) * dx) @ (z + _longest(z, dz) * dz)) / n
         dx, dnu, dz = _newton(-x * z - dx * dz + (mu_aff / mu) ** 3 * mu, *factors)
@@ -336,41 +337,37 @@ def _interior_point(H: np.ndarray, b: np.ndarray, block: np.ndarray, starts: np.
     return x, z, False
 
 
-def _support_guess(x: np.ndarray, z: np.ndarray, starts: np.ndarray,
+def _support_guess(x: np.ndarray, z: np.ndarray, starts: np.ndarray, block: np.ndarray,
                    total: float) -> np.ndarray:
     """The interior point's ``x`` with the coordinates not larger than their dual slack set
     to 0, each block rescaled to ``total`` (the active set's start)."""
     x = np.where(x > z, x, 0.0)
     empty = np.add.reduceat(x, starts) <= 0
     x[(np.r_[starts[1:], x.size] - 1)[empty]] = total  # all on the block's slack (its last)
-    block = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, x.size]))
     return x * (total / np.add.reduceat(x, starts))[block]
 
 
-def _block_projected(dinv: np.ndarray, V: np.ndarray, starts: np.ndarray,
-                     block: np.ndarray) -> np.ndarray:
+def _block_projected(dinv: np.ndarray, totals: np.ndarray, V: np.ndarray,
+                     starts: np.ndarray, block: np.ndarray) -> np.ndarray:
     r""":math:`S V` for the upper-left block S of the inverse of :math:`\begin{pmatrix} D &
-    -E^\top \\ E & 0 \end{pmatrix}` (:math:`D^{-1}` = ``dinv``, E the blocks' sums): in
-    each block, :math:`S_i = D_i^{-1} - D_i^{-1} 1 1^\top D_i^{-1} / 1^\top D_i^{-1} 1`,
-    O(n) per column of V (a vector or an (n, k) array)."""
-    weighted = dinv[:, None] * V if V.ndim == 2 else dinv * V
-    totals = np.add.reduceat(dinv, starts)
-    means = np.add.reduceat(weighted, starts, axis=0)
-    means = means / (totals[:, None] if V.ndim == 2 else totals)
-    return weighted - (dinv[:, None] * means[block] if V.ndim == 2 else dinv * means[block])
+    -E^\top \\ E & 0 \end{pmatrix}` (:math:`D^{-1}` = ``dinv``, E the blocks' sums,
+    ``totals`` each block's sum of ``dinv``): in each block, :math:`S_i = D_i^{-1} - D_i^{-1}
+    1 1^\top D_i^{-1} / 1^\top D_i^{-1} 1`, O(n) per column of the (n, k) array V."""
+    weighted = dinv[:, None] * V
+    means = np.add.reduceat(weighted, starts, axis=0) / totals[:, None]
+    return weighted - dinv[:, None] * means[block]
 
 
-def _block_solve(dinv: np.ndarray, r1: np.ndarray, r2: np.ndarray, starts: np.ndarray,
-                 block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _block_solve(dinv: np.ndarray, totals: np.ndarray, r1: np.ndarray, r2: np.ndarray,
+                 starts: np.ndarray, block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""The solution of :math:`D y - E^\top \nu = r_1`, :math:`E y = r_2` (block by block,
-    O(n))."""
-    totals = np.add.reduceat(dinv, starts)
+    O(n); ``totals`` each block's sum of ``dinv``)."""
     nu = (r2 - np.add.reduceat(dinv * r1, starts)) / totals
     return dinv * (r1 + nu[block]), nu
 
 
 def _newton(rc: np.ndarray, x: np.ndarray, z: np.ndarray, dinv: np.ndarray,
-            H: np.ndarray, SH: np.ndarray, K: np.ndarray, dual_res: np.ndarray,
+            totals: np.ndarray, H: np.ndarray, SH: np.ndarray, K: np.ndarray, dual_res: np.ndarray,
             primal_res: np.ndarray, block: np.ndarray,
             starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""The interior point's Newton step for the complementarity right-hand side ``rc``:
@@ -380,9 +377,10 @@ def _newton(rc: np.ndarray, x: np.ndarray, z: np.ndarray, dinv: np.ndarray,
     :math:`HH^\top` (``SH`` = :func:`_block_projected` of H, ``K`` the Cholesky factor of
     :math:`I + H^\top S H`): :math:`O(nd)` a solve, :math:`O(nd^2 + d^3)` the factors."""
     r = rc / x - dual_res
-    y, nu = _block_solve(dinv, r, -primal_res, starts, block)
+    y, nu = _block_solve(dinv, totals, r, -primal_res, starts, block)
     t = _cho_solve(K, H.T @ y)
-    correction, correction_nu = _block_solve(dinv, H @ t, np.zeros_like(nu), starts, block)
+    correction, correction_nu = _block_solve(dinv, totals, H @ t, np.zeros_like(nu), starts,
+                                             block)
     dx, dnu = y - correction, nu - correction_nu
     return dx, dnu, (rc - z * dx) / x
 
@@ -473,7 +471,7 @@ def simplex_product_qp(G: np.ndarray, c: np.ndarray, block: np.ndarray, n_blocks
     if lam0 is not None and lam0.size == m:
         x = _warm(lam0, block, n_blocks, total, n_features + n_blocks)[order]
     else:
-        x = _support_guess(*_interior_point(Gx, cx, bx, starts, total)[:2], starts, total)
+        x = _support_guess(*_interior_point(Gx, cx, bx, starts, total)[:2], starts, bx, total)
     support = x > 0
     ridge = MASTER_RIDGE * max(float(np.max(np.einsum("ij,ij->i", G, G), initial=0.0)),
                                np.finfo(float).tiny)
