@@ -2,8 +2,9 @@
 
 ``make install`` runs ``python -m cvxrank.compiled.precompile`` once the package is installed. Each
 kernel file (the sorted passes of PRSVM+ and the 1-slack, RankMM-3's l1,inf projection, the
-SVMlight reader of large files, the compensated products, ConeRank's stochastic steps) is
-compiled into an extension module beside it (:mod:`cvxrank.compiled.aot`), which a user's
+SVMlight reader of large files, the compensated products, ConeRank's stochastic steps, the
+1-slack's master QP) is compiled into an extension module beside it
+(:mod:`cvxrank.compiled.aot`), which a user's
 process loads in well under a millisecond without importing numba. Where that cannot be
 built (no C compiler, a read-only install), the kernels are compiled into numba's on-disk
 cache instead, so that a first call loads machine code (a fraction of a second) rather than
@@ -25,12 +26,14 @@ def _kernel_files() -> list[tuple[str, KernelFile]]:
     from cvxrank.data import svmlight_compiled
     from cvxrank.formulations import conerank_kernels, sorted_kernels
     from cvxrank.numerics import compensated_kernels, l1inf_kernels
+    from cvxrank.numerics import simplex_kernels
 
     return [("sorted pair-loss passes", sorted_kernels.KERNELS),
             ("l1,inf projection", l1inf_kernels.KERNELS),
             ("SVMlight reader", svmlight_compiled.KERNELS),
             ("compensated products", compensated_kernels.KERNELS),
-            ("ConeRank's stochastic steps", conerank_kernels.KERNELS)]
+            ("ConeRank's stochastic steps", conerank_kernels.KERNELS),
+            ("the one-block master's active set", simplex_kernels.KERNELS)]
 
 
 def _build(index: int) -> str:

@@ -223,9 +223,15 @@ def _block_hessp(delta: np.ndarray, order: np.ndarray, count: np.ndarray, doc: n
     return out
 
 
-#: Runs of at most this many documents are sorted by insertion (in place), longer ones by
-#: numpy's merge sort.
+#: Runs of at most this many documents are sorted by insertion from the last evaluation's
+#: order; a longer run too while its moves stay within :data:`ADAPTIVE_MOVES` per document,
+#: else afresh by numpy's merge sort.
 SHORT_RUN = 32
+
+#: Moves per document of a long run's insertion sort before it is sorted afresh: the last
+#: order is kept where the scores changed little (successive iterates of a cutting plane or
+#: a Newton method), and a run whose order changed much costs O(c log c) all the same.
+ADAPTIVE_MOVES = 8
 
 
 class Runs(NamedTuple):
@@ -250,27 +256,38 @@ class Segments(NamedTuple):
 
 def _merged_order(values: np.ndarray, scores: np.ndarray, run_doc: np.ndarray,
                   run_start: np.ndarray, run_length: np.ndarray, seg_ptr: np.ndarray,
-                  seg_entry: np.ndarray, seg_run: np.ndarray,
-                  seg_length: np.ndarray) -> np.ndarray:
-    """Permutation sorting ``values`` inside each block, by merging (:func:`merged_order`)."""
-    rank = np.empty(run_doc.size, dtype=np.int64)  # position of each run entry, sorted
+                  seg_entry: np.ndarray, seg_run: np.ndarray, seg_length: np.ndarray,
+                  block_weight: np.ndarray, last_rank: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Permutation sorting ``values`` inside each block, by merging, and the runs' sorted
+    positions (:func:`merged_order`)."""
+    rank = last_rank.copy()  # rank[p + i]: the run position in place i of the sorted run
     for r in range(run_start.size):
         p, c = run_start[r], run_length[r]
-        if c > SHORT_RUN:
+        limit = c * c if c <= SHORT_RUN else ADAPTIVE_MOVES * c
+        moves = 0
+        for t in range(1, c):  # insertion by (score, position): one order from any start
+            current = rank[p + t]
+            key = scores[run_doc[p + current]]
+            i = t
+            while i > 0:
+                before = rank[p + i - 1]
+                other = scores[run_doc[p + before]]
+                if other < key or (other == key and before < current):
+                    break
+                rank[p + i] = before
+                i -= 1
+            rank[p + i] = current
+            moves += t - i
+            if moves > limit:
+                break
+        if moves > limit:  # far from the last order: afresh (stable, ties by position)
             keys = np.empty(c)
             for t in range(c):
                 keys[t] = scores[run_doc[p + t]]
             inside = np.argsort(keys, kind="mergesort")
             for t in range(c):
                 rank[p + t] = inside[t]
-            continue
-        for t in range(c):  # insertion sort, stable: a short run needs no allocation
-            key = scores[run_doc[p + t]]
-            i = t
-            while i > 0 and scores[run_doc[p + rank[p + i - 1]]] > key:
-                rank[p + i] = rank[p + i - 1]
-                i -= 1
-            rank[p + i] = t
     order = np.empty(values.size, dtype=np.int64)
     widest = 0
     for b in range(seg_ptr.size - 1):
@@ -290,37 +307,94 @@ def _merged_order(values: np.ndarray, scores: np.ndarray, run_doc: np.ndarray,
             if seg_length[s] > 0:
                 head_entry[j] = seg_entry[s] + rank[seg_run[s]]
                 head_value[j] = values[head_entry[j]]
-        for _ in range(total):
-            best = 0
-            for j in range(1, k):
-                if head_value[j] < head_value[best]:
+        end = out + total
+        lower_first = block_weight[b] < 0  # ties: the lower segments, then the upper one
+        while out < end:
+            best = -1
+            for i in range(k):
+                j = (i + 1) % k if lower_first else i
+                if best < 0 or head_value[j] < head_value[best]:
                     best = j
-            order[out] = head_entry[best]
-            out += 1
-            s = first + best
-            head[best] += 1
-            if head[best] < seg_length[s]:
+            # the segment's entries of this value, in entry order (distinct scores that
+            # the shift rounds to one value are in score order in the run)
+            s, value = first + best, head_value[best]
+            tie = out
+            while True:
+                entry = head_entry[best]
+                i = out
+                while i > tie and order[i - 1] > entry:
+                    order[i] = order[i - 1]
+                    i -= 1
+                order[i] = entry
+                out += 1
+                head[best] += 1
+                if head[best] == seg_length[s]:
+                    head_value[best] = np.inf
+                    break
                 head_entry[best] = seg_entry[s] + rank[seg_run[s] + head[best]]
                 head_value[best] = values[head_entry[best]]
-            else:
-                head_value[best] = np.inf
-    return order
+                if head_value[best] != value:
+                    break
+    return order, rank
 
 
-def merged_order(values: np.ndarray, scores: np.ndarray, runs: Runs,
-                 segments: Segments) -> np.ndarray:
+def tie_rank(upper: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    r"""The order of tied entries of a block (equal values), after which entry order decides:
+    0 for every entry of a block of positive weight (the upper entries, which come first in
+    a block, before the lower ones), and in a block of negative weight (the second block of a
+    capped ramp, weight -c) 1 for its upper entries (after the lower ones).
+
+    A tie of an upper and a lower entry is a pair at a kink of the ramp, where the passes
+    count the pair as below its margin when the lower entry comes later: its generalized
+    Hessian entry is then the ramp's curvature there from the left (2c for a squared ramp
+    of weight c), else 0. With this order every block takes the larger of the two, so at
+    the cap of a Huber loss (the block of weight -c) the quadratic side: at w = 0 with a
+    margin equal to the width, where every pair of that block is tied, its Hessian is that
+    of the squared hinge, not the regularizer's alone.
+
+    Parameters
+    ----------
+    upper : ndarray of bool, shape (E,)
+    negative : ndarray of bool, shape (E,)
+        Whether each entry's block has a negative weight.
+    """
+    return (upper & negative).astype(np.uint8)
+
+
+def merged_order(values: np.ndarray, scores: np.ndarray, runs: Runs, segments: Segments,
+                 block_weight: np.ndarray, last_rank: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Permutation sorting ``values`` inside each block, blocks in place, by merging.
 
     Every entry of a segment has the same shift (``values = scores[doc] + shift``), so a
     segment in the order of its documents' scores is sorted; the documents of each run (one
-    query, one level) are sorted once (a stable merge sort of their scores), and each
-    block's order is the merge of its segments (ties to the earlier segment). The blocks of
-    a query at levels 1, ..., R share its runs, so this costs O(n log(run) + E x segments
-    per block) instead of sorting all E >= n entries.
+    query, one level) are sorted once, by score and then position, and each block's order
+    is the merge of its segments (:func:`tie_rank`'s order at equal values: the upper
+    segment first, or last in a block of negative weight, and within a segment in entry
+    order; the order of numpy's stable sorts by block, value and :func:`tie_rank`, bit for
+    bit, also where the shift rounds distinct scores to one value). The blocks of a query
+    at levels 1, ..., R share its runs, so this costs O(n log(run) + E x segments per block)
+    instead of sorting all E >= n entries.
+
+    The runs are sorted by insertion from ``last_rank``, the sorted positions an earlier
+    call returned (the runs' own order without it): O(n + moves) where the scores changed
+    little, as between the iterates of a cutting plane, and O(n log(run)) at worst (a long
+    run that needs more than :data:`ADAPTIVE_MOVES` moves per document is sorted afresh).
+    The order is the same whatever the start: (score, position) orders each run totally.
+
+    Returns
+    -------
+    order : ndarray of int64, shape (E,)
+    rank : ndarray of int64, shape (n_run_documents,)
+        The runs' sorted positions: ``runs.doc[runs.start[r] + rank[runs.start[r] + i]]``
+        is the i-th document of run r by score (the next call's ``last_rank``).
     """
-    return KERNELS.dispatchers()["merged_order"](values, scores, runs.doc, runs.start, runs.length,
-                                          segments.ptr, segments.entry, segments.run,
-                                          segments.length)
+    if last_rank is None:
+        last_rank = np.arange(runs.doc.size) - np.repeat(runs.start, runs.length)
+    return KERNELS.dispatchers()["merged_order"](values, scores, runs.doc, runs.start,
+                                                 runs.length, segments.ptr, segments.entry,
+                                                 segments.run, segments.length, block_weight,
+                                                 last_rank)
 
 
 #: The compiled kernels, by the module attribute under which they are looked up.
@@ -332,8 +406,8 @@ _SIGNATURES = {
     "block_sums": "Tuple((f8, f8[::1], f8, f8[::1]))(f8[::1], i8[::1], i8[::1], b1[::1], "
                   "f8[::1], f8[::1], i8[::1], i8, b1)",
     "block_hessp": "f8[::1](f8[::1], i8[::1], f8[::1], i8[::1], b1[::1], f8[::1], i8[::1])",
-    "merged_order": "i8[::1](f8[::1], f8[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], "
-                    "i8[::1], i8[::1])",
+    "merged_order": "Tuple((i8[::1], i8[::1]))(f8[::1], f8[::1], i8[::1], i8[::1], i8[::1], "
+                    "i8[::1], i8[::1], i8[::1], i8[::1], f8[::1], i8[::1])",
 }
 
 
@@ -346,8 +420,9 @@ def _warm(kernels: dict[str, Any]) -> None:
     doc = np.array([0, 1], dtype=np.int64)
     runs, segments = Runs(doc, doc, np.array([1, 1])), Segments(np.array([0, 2]), doc, doc,
                                                                 np.array([1, 1]))
-    order = kernels["merged_order"](values, values, runs.doc, runs.start, runs.length,
-                                    segments.ptr, segments.entry, segments.run, segments.length)
+    order, _ = kernels["merged_order"](values, values, runs.doc, runs.start, runs.length,
+                                       segments.ptr, segments.entry, segments.run,
+                                       segments.length, np.ones(1), np.zeros(2, dtype=np.int64))
     upper = np.array([True, False])
     ones = np.ones(2)
     _, _, _, count = block_sums(values, order, doc, upper, ones, ones, ptr, 2, True)

@@ -58,11 +58,13 @@ References
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 
 import numpy as np
 
 from cvxrank.errors import SolverError
+from cvxrank.numerics import simplex_kernels
 from cvxrank.tolerances import (
     INTERIOR_STEP_FRACTION,
     MASTER_CYCLE_REPEATS,
@@ -145,7 +147,42 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
         return x, 0
     ridge = MASTER_RIDGE * largest
     guard = _CycleGuard("the one-block master QP", max_iter, out_of_time)
-    return _simplex_active_set(Q, b, total, x, support, solved, ridge, tol, guard)
+    if simplex_kernels.KERNELS.use_compiled():
+        return _compiled_active_set(Q, np.ascontiguousarray(b, dtype=np.float64), total, x,
+                                    support, solved, ridge, tol, guard)
+    start = time.perf_counter()
+    try:
+        return _simplex_active_set(Q, b, total, x, support, solved, ridge, tol, guard)
+    finally:
+        simplex_kernels.KERNELS.charge_numpy(time.perf_counter() - start)
+
+
+def _compiled_active_set(Q: np.ndarray, b: np.ndarray, total: float, x: np.ndarray,
+                         support: np.ndarray, solved: bool, ridge: float, tol: float,
+                         guard: _CycleGuard) -> tuple[np.ndarray, int]:
+    """:func:`_simplex_active_set`'s iterations in the compiled kernel
+    (:func:`cvxrank.numerics.simplex_kernels._to_optimum`), which returns at each optimum on
+    a support: the guard notes it and checks the time budget there (not at every KKT
+    solve)."""
+    to_optimum = simplex_kernels.KERNELS.dispatchers()["to_optimum"]
+    at_optimum, nu = False, 0.0
+    while True:
+        if guard.out_of_time is not None and guard.out_of_time():
+            return x, guard.iterations
+        status, done, nu = to_optimum(Q, b, total, x, support, at_optimum, solved, nu, ridge,
+                                      tol, guard.max_iter - guard.iterations, MASTER_DROP)
+        guard.iterations += done
+        solved = False
+        if status == simplex_kernels.KKT_HOLD:
+            return x, guard.iterations - 1
+        if status == simplex_kernels.ON_SUPPORT:
+            guard.optimal_on(np.flatnonzero(support))
+            at_optimum = True
+        elif status == simplex_kernels.CAPPED:
+            raise SolverError(f"{guard.what} did not terminate in {guard.max_iter} iterations")
+        else:
+            raise SolverError("the one-block master QP's KKT system is singular or gave a "
+                              "non-finite solution (ill-conditioned cuts)")
 
 
 def _simplex_active_set(Q: np.ndarray, b: np.ndarray, total: float, x: np.ndarray,

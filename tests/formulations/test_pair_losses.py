@@ -562,12 +562,15 @@ def test_compiled_passes_are_cached_on_disk(tmp_path) -> None:
 
 # -- the numpy passes are the compiled passes, bit for bit; which one runs ---------------------
 def both_passes(engine: SortedPairLoss, s: np.ndarray, deltas) -> None:
-    """Run the compiled and the numpy passes of ``engine`` at ``s``; assert equal results."""
+    """Run the compiled passes on their order (the merge) and the numpy passes on theirs
+    (numpy's stable sorts) at ``s``; assert equal results, bit for bit."""
     b = engine.blocks
-    values = np.asarray(s, dtype=np.float64)[b.doc] + b.shift
-    order = engine._sort(values, np.asarray(s, dtype=np.float64), compiled=False)
+    scores = np.asarray(s, dtype=np.float64)
+    values = scores[b.doc] + b.shift
+    order = engine._sort(values, scores, compiled=False)
+    merged = engine._sort(values, scores, compiled=True)
     squared = not engine.ramp.linear
-    compiled = sorted_kernels.block_sums(values, order, b.doc, b.upper, b.block_weight,
+    compiled = sorted_kernels.block_sums(values, merged, b.doc, b.upper, b.block_weight,
                                          b.block_margin, b.ptr, engine.n_documents, squared)
     numpy_ = sorted_kernels.numpy_block_sums(values, order, b.doc, b.upper, b.weight, b.margin,
                                              engine.layout, engine.n_documents, squared)
@@ -576,7 +579,7 @@ def both_passes(engine: SortedPairLoss, s: np.ndarray, deltas) -> None:
     assert numpy_[1].dtype == np.float64 and numpy_[3].dtype == np.float64
     for delta in deltas:
         delta = np.ascontiguousarray(delta, dtype=np.float64)
-        hc = sorted_kernels.block_hessp(delta, order, compiled[3], b.doc, b.upper,
+        hc = sorted_kernels.block_hessp(delta, merged, compiled[3], b.doc, b.upper,
                                         b.block_weight, b.ptr)
         hn = sorted_kernels.NumpyHessp(b.doc, b.upper, order, numpy_[3], b.weight,
                                        engine.layout)(delta)
@@ -608,6 +611,64 @@ def test_numpy_passes_equal_compiled_passes_on_random_data(loss) -> None:
             s = rng.normal(size=n) * scale + offset
         engine = SortedPairLoss(query, level, qw, wt, mt, loss)
         both_passes(engine, s, [rng.normal(size=n), np.zeros(n)])
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_at_the_huber_cap_the_hessian_takes_the_quadratic_side(compiled: bool) -> None:
+    # Chapelle & Keerthi's Huber loss has its cap at t = margin - width = 0: at w = 0 every
+    # pair sits on that kink, where both one-sided curvatures are valid; the passes take the
+    # larger (the squared hinge's), whatever the sort, as a Newton start needs on badly
+    # scaled features (a regression: one tie order left the regularizer's Hessian alone)
+    rng = np.random.default_rng(2)
+    query, level = np.repeat(np.arange(6), 8), rng.integers(0, 3, 48)
+    engines = [SortedPairLoss(query, level, np.ones(6), np.ones((3, 3)), np.ones((3, 3)), loss)
+               for loss in ("huber", "squared_hinge")]
+    s = np.zeros(48)
+    delta = rng.normal(size=48)
+    products = []
+    for engine in engines:
+        b = engine.blocks
+        values = s[b.doc] + b.shift
+        order = engine._sort(values, s, compiled=compiled)
+        squared = True  # both are squared ramps
+        if compiled:
+            _, _, _, count = sorted_kernels.block_sums(values, order, b.doc, b.upper,
+                                                       b.block_weight, b.block_margin, b.ptr,
+                                                       48, squared)
+            products.append(sorted_kernels.block_hessp(delta, order, count, b.doc, b.upper,
+                                                       b.block_weight, b.ptr))
+        else:
+            *_, count = sorted_kernels.numpy_block_sums(values, order, b.doc, b.upper,
+                                                        b.weight, b.margin, engine.layout, 48,
+                                                        squared)
+            products.append(sorted_kernels.NumpyHessp(b.doc, b.upper, order, count, b.weight,
+                                                      engine.layout)(delta))
+    assert np.any(products[1])
+    np.testing.assert_allclose(products[0], products[1], rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_passes_agree_where_the_shift_rounds_distinct_scores_together(loss) -> None:
+    # each level of each query holds scores 1e-17 apart around 0, 1 and 2: with the shift
+    # of +-1/2 they round to equal values, which are in score order in the merge's runs;
+    # the merge orders them as numpy's stable sorts do, by entry, and the passes agree
+    rng = np.random.default_rng(8)
+    n_queries, per_level = 5, 6
+    query = np.repeat(np.arange(n_queries), 3 * per_level)
+    level = np.tile(np.repeat(np.arange(3), per_level), n_queries)
+    s = rng.permutation(np.tile(np.array([0.0, 1e-17, 2e-17, 1.0, 1.0 + 2**-52, 2.0]),
+                                query.size // 6))
+    engine = SortedPairLoss(query, level, np.ones(n_queries), np.ones((3, 3)),
+                            np.ones((3, 3)), loss)
+    b = engine.blocks
+    values = s[b.doc] + b.shift
+    merged, by_entry = (engine._sort(values, s, compiled=c) for c in (True, False))
+    assert np.array_equal(merged, by_entry)
+    ties = sorted_kernels.tie_rank(b.upper, b.weight < 0)
+    assert np.array_equal(merged, np.lexsort((np.arange(values.size), ties, values, b.block)))
+    in_runs = s[b.runs.doc]  # the runs do hold distinct scores that round together
+    assert np.any((np.diff(in_runs) != 0) & (np.diff(in_runs + 0.5) == 0))
+    both_passes(engine, s, [rng.normal(size=s.size)])
 
 
 def test_no_pairs_numpy_passes() -> None:
@@ -675,21 +736,39 @@ def test_compiled_passes_once_loaded_and_for_padded_tables(monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("loss", ["hinge", "huber"])
-def test_merged_order_is_a_stable_sort_inside_each_block(loss: str) -> None:
-    # the merge of sorted runs used by large problems: by block, then value, ties in entry
-    # order (numpy's lexsort on those keys is the reference), with many ties (scores on a
-    # grid of halves, margins 1 and 0.5), several lower-level groups and missing levels
+@pytest.mark.parametrize("n_queries", [25, 2])  # runs of about 6 and 75 documents
+def test_merged_order_is_a_stable_sort_inside_each_block(loss: str, n_queries: int) -> None:
+    # the merge of sorted runs of the compiled passes: by block, then value, ties by tie
+    # rank (the Huber loss's blocks of weight -c: lower entries first) and in entry order
+    # (numpy's lexsort on those keys is the reference), with many ties (scores on a grid of
+    # halves, margins 1 and 0.5), several lower-level groups and missing levels
     rng = np.random.default_rng(5)
     n = 600
-    query = np.sort(rng.integers(0, 25, n))
+    query = np.sort(rng.integers(0, n_queries, n))
     grade = rng.integers(0, 4, n)
     weight = np.where(np.arange(4)[:, None] - np.arange(4)[None, :] > 1, 2.0, 1.0)
     margin = np.where(np.arange(4)[:, None] - np.arange(4)[None, :] > 2, 0.5, 1.0)
-    engine = SortedPairLoss(query, grade, np.ones(25), weight, margin, loss)
+    engine = SortedPairLoss(query, grade, np.ones(n_queries), weight, margin, loss)
     b = engine.blocks
     scores = rng.integers(-4, 5, n) / 2
     values = scores[b.doc] + b.shift
-    expected = np.lexsort((np.arange(values.size), values, b.block))
-    merged = sorted_kernels.merged_order(values, scores, b.runs, b.segments)
+    ties = sorted_kernels.tie_rank(b.upper, b.weight < 0)
+    expected = np.lexsort((np.arange(values.size), ties, values, b.block))
+    merged, rank = sorted_kernels.merged_order(values, scores, b.runs, b.segments,
+                                               b.block_weight)
     assert np.array_equal(merged, expected)
+    # from the last order at other scores, from a reversed one (long runs sorted afresh)
+    # and from shuffled ones: the same order
+    runs = b.runs
+    position = np.arange(runs.doc.size) - np.repeat(runs.start, runs.length)
+    backwards = np.repeat(runs.length, runs.length) - 1 - position
+    others = rng.integers(-4, 5, n) / 2
+    _, last = sorted_kernels.merged_order(others[b.doc] + b.shift, others, runs, b.segments,
+                                          b.block_weight)
+    starts = [rank, last, backwards,
+              *(np.concatenate([rng.permutation(c) for c in runs.length]) for _ in range(3))]
+    for start in starts:
+        again, rank_again = sorted_kernels.merged_order(values, scores, runs, b.segments,
+                                                        b.block_weight, start)
+        assert np.array_equal(again, expected) and np.array_equal(rank_again, rank)
 

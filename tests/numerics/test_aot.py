@@ -20,9 +20,10 @@ from cvxrank.data import svmlight_compiled
 from cvxrank.formulations import conerank_kernels, sorted_kernels
 from cvxrank.formulations.pair_losses import SortedPairLoss
 from cvxrank.numerics import compensated_kernels, l1inf_kernels
+from cvxrank.numerics import simplex_kernels
 
 KERNEL_FILES = (sorted_kernels, l1inf_kernels, svmlight_compiled, conerank_kernels,
-                compensated_kernels)
+                compensated_kernels, simplex_kernels)
 #: What numba.pycc needs to build a module: a C compiler and Python's headers.
 HAS_COMPILER = ((shutil.which("cc") is not None or shutil.which("gcc") is not None)
                 and (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file())
@@ -93,9 +94,12 @@ def test_ahead_of_time_passes_equal_the_just_in_time_ones_bit_for_bit(
     delta = rng.normal(size=n)
     hess = (delta, order, mine[3], b.doc, b.upper, b.block_weight, b.ptr)
     assert np.array_equal(ahead.block_hessp(*hess), just_in_time["block_hessp"](*hess))
+    start = rng.permuted(np.arange(b.runs.doc.size) - np.repeat(b.runs.start, b.runs.length))
     merge = (values, s, b.runs.doc, b.runs.start, b.runs.length, b.segments.ptr,
-             b.segments.entry, b.segments.run, b.segments.length)
-    assert np.array_equal(ahead.merged_order(*merge), just_in_time["merged_order"](*merge))
+             b.segments.entry, b.segments.run, b.segments.length, b.block_weight, start)
+    for mine, theirs in zip(ahead.merged_order(*merge), just_in_time["merged_order"](*merge),
+                            strict=True):
+        assert np.array_equal(mine, theirs)
 
 
 def test_a_module_built_for_another_version_of_the_file_is_not_loaded(tmp_path: Path) -> None:

@@ -23,8 +23,8 @@ docstring and sits in the foundation, its modules in their layer.
 2. **data**: ``data/`` (readers, pairs, normalization, the saved model's format
    ``data.model_file``, the named synthetic instances ``data.instances``) and the package
    ``cvxrank`` itself (its top-level names are data's).
-3. **numerics**: ``metrics``, ``numerics/`` (sets and projections, the l1,inf kernel,
-   kernels, cutting planes).
+3. **numerics**: ``metrics``, ``numerics/`` (sets and projections, the l1,inf kernel, the
+   one-block master's active-set kernel, kernels, cutting planes).
 4. **model**: ``formulations/``, ``oracles/``, ``core/`` (the solver contract
    ``core.capabilities`` and the run loop ``core.trace``), ``compiled.precompile`` (builds
    the compiled kernels of the layers up to here).
@@ -64,6 +64,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cvxrank.verification"),
     ("cvxrank", "cvxrank.data"),
     ("cvxrank.metrics", "cvxrank.numerics.sets", "cvxrank.numerics.l1inf_kernels",
+     "cvxrank.numerics.simplex_kernels",
      "cvxrank.numerics.kernel", "cvxrank.numerics.cuts"),
     ("cvxrank.formulations", "cvxrank.oracles", "cvxrank.core.capabilities",
      "cvxrank.core.protocols",
