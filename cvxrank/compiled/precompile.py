@@ -25,8 +25,7 @@ def _kernel_files() -> list[tuple[str, KernelFile]]:
     """(what, kernel file) of each kernel file."""
     from cvxrank.data import svmlight_compiled
     from cvxrank.formulations import conerank_kernels, sorted_kernels
-    from cvxrank.numerics import compensated_kernels, l1inf_kernels
-    from cvxrank.numerics import simplex_kernels
+    from cvxrank.numerics import compensated_kernels, l1inf_kernels, simplex_kernels
 
     return [("sorted pair-loss passes", sorted_kernels.KERNELS),
             ("l1,inf projection", l1inf_kernels.KERNELS),

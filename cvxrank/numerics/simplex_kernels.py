@@ -1,8 +1,9 @@
 r"""The compiled active-set iterations of the 1-slack cutting plane's one-block master QP.
 
-The master of :func:`~cvxrank.solvers.simplex_product_qp.simplex_qp`: the 1-slack cutting plane (:mod:`cvxrank.solvers.one_slack`) solves its restricted master,
-:math:`\min \tfrac12 x^\top Q x - b^\top x` over :math:`\{x \ge 0, 1^\top x = \kappa\}`, once
-per cut, warm-started: a few KKT systems of the support's size (some tens) each time. In
+The 1-slack cutting plane (:mod:`cvxrank.solvers.one_slack`) solves its restricted master
+(:func:`~cvxrank.solvers.simplex_product_qp.simplex_qp`), :math:`\min \tfrac12 x^\top Q x -
+b^\top x` over :math:`\{x \ge 0, 1^\top x = \kappa\}`, once per cut, warm-started: a few
+KKT systems of the support's size (some tens) each time. In
 numpy every one of them is a dozen small array calls and a LAPACK solve, whose fixed costs
 are most of the master's time (a third of a 1-slack fit on LETOR 4.0 MQ2008 at c = 100);
 :func:`_to_optimum` runs the same iterations as

@@ -19,8 +19,7 @@ from cvxrank.compiled import aot
 from cvxrank.data import svmlight_compiled
 from cvxrank.formulations import conerank_kernels, sorted_kernels
 from cvxrank.formulations.pair_losses import SortedPairLoss
-from cvxrank.numerics import compensated_kernels, l1inf_kernels
-from cvxrank.numerics import simplex_kernels
+from cvxrank.numerics import compensated_kernels, l1inf_kernels, simplex_kernels
 
 KERNEL_FILES = (sorted_kernels, l1inf_kernels, svmlight_compiled, conerank_kernels,
                 compensated_kernels, simplex_kernels)
