@@ -14,10 +14,22 @@ imports numba: the kernel file runs its numpy method and charges its time here
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from cvxrank.compiled import aot
+
+
+def inline_helpers(namespace: dict[str, Any], names: Iterable[str]) -> None:
+    """Make the functions ``names`` of a kernel file's ``namespace`` (its ``globals()``) numba
+    functions inlined into the kernels that call them (numba imported here; once per
+    process): a kernel file's ``prepare``."""
+    from numba import njit
+    from numba.core.registry import CPUDispatcher
+
+    for name in names:
+        if not isinstance(namespace[name], CPUDispatcher):
+            namespace[name] = njit(cache=True, nogil=True, inline="always")(namespace[name])
 
 
 class KernelFile:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank.compiled.kernels import KernelFile
+from cvxrank.compiled.kernels import KernelFile, inline_helpers
 
 #: Veltkamp's splitting constant for float64, :math:`2^{27} + 1`.
 _SPLIT = 134217729.0
@@ -223,15 +223,9 @@ _HELPERS = ("_two_sum", "_fast_two_sum", "_two_product", "_dw_add", "_dw_times_f
 
 
 def _compile_helpers() -> None:
-    """Make the kernels' helpers numba functions, inlined into them (numba imported here;
-    once per process)."""
-    from numba import njit
-    from numba.core.registry import CPUDispatcher
-
-    module = globals()
-    for name in _HELPERS:
-        if not isinstance(module[name], CPUDispatcher):
-            module[name] = njit(cache=True, nogil=True, inline="always")(module[name])
+    """Make the kernels' helpers numba functions, inlined into them
+    (:func:`~cvxrank.compiled.kernels.inline_helpers`)."""
+    inline_helpers(globals(), _HELPERS)
 
 
 #: The kernels and their argument types, for the ahead-of-time module (C-contiguous arrays).

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxrank.compiled.kernels import KernelFile
+from cvxrank.compiled.kernels import KernelFile, inline_helpers
 
 #: Seconds the numpy iterations may spend in a process before the kernel is loaded (about
 #: the fixed cost of importing numba and loading the kernel from its cache).
@@ -223,15 +223,9 @@ _HELPERS = ("_gepp_solve", "_gradient", "_support_kkt", "_step_towards")
 
 
 def _prepare() -> None:
-    """Make the kernel's helpers numba functions, inlined into it (numba imported here;
-    once per process)."""
-    from numba import njit
-    from numba.core.registry import CPUDispatcher
-
-    module = globals()
-    for name in _HELPERS:
-        if not isinstance(module[name], CPUDispatcher):
-            module[name] = njit(cache=True, nogil=True, inline="always")(module[name])
+    """Make the kernel's helpers numba functions, inlined into it
+    (:func:`~cvxrank.compiled.kernels.inline_helpers`)."""
+    inline_helpers(globals(), _HELPERS)
 
 
 def _warm(kernels: dict[str, Any]) -> None:
