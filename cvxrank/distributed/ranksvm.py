@@ -232,10 +232,11 @@ class ShardedRankSVM(ShardedObjective):
         parts = [part for part, _ in self.map(tasks.accurate_part, w)]
         return accurate_gradient(w, self.C, parts)
 
-    def newton_model(self, engine: str) -> ShardedNewtonModel:
+    def newton_model(self, engine: str, start: np.ndarray | None = None
+                     ) -> ShardedNewtonModel:
         """The :class:`~cvxrank.solvers.newton.NewtonModel` of PRSVM (``"pairs"``) or
-        PRSVM+ (``"sorted"``) on the shards."""
-        return ShardedNewtonModel(self, engine)
+        PRSVM+ (``"sorted"``) on the shards, at ``start`` (None: w = 0)."""
+        return ShardedNewtonModel(self, engine, start)
 
     def loss_cuts(self) -> Callable[[np.ndarray], QueryCuts]:
         r"""The 1-slack oracle (:func:`cvxrank.solvers.one_slack.loss_cuts`) on the shards:
@@ -325,16 +326,18 @@ class ShardedNewtonModel:
     calls name the points by w: what the workers keep of them is a cache, re-evaluated
     from the shard when lost (:mod:`cvxrank.distributed.tasks`)."""
 
-    def __init__(self, objective: ShardedRankSVM, engine: str) -> None:
+    def __init__(self, objective: ShardedRankSVM, engine: str,
+                 start: np.ndarray | None = None) -> None:
         self._f = objective
         self._engine = engine
         self.n_features = objective.data.n_features
         self.scaled = badly_scaled(objective.data)  # type: ignore[arg-type]
-        self._w = np.zeros(self.n_features)
-        self.evaluation = objective.loss_sums(self._w, engine)
+        self._w = (np.zeros(self.n_features) if start is None
+                   else np.array(start, dtype=np.float64))
+        self.evaluation = objective.loss_sums(self._w, engine)  # each shard's X_k w afresh
         self._trial: tuple[np.ndarray, LossSums, ScoreError] | None = None
         self._direction = np.zeros(self.n_features)
-        self._score_error = ScoreError(objective.data.column_scales)
+        self._score_error = ScoreError.at(objective.data.column_scales, start)
 
     def loss_gradient(self) -> np.ndarray:
         return self.evaluation.gradient

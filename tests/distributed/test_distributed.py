@@ -184,6 +184,21 @@ def test_sharded_fit_reaches_the_in_memory_optimum(client, loss, solver) -> None
         assert split["compute_time"] + split["communication_time"] <= run.time + 1e-9
 
 
+@pytest.mark.parametrize("solver", ["prsvm+", "prsvm"])
+def test_a_warm_start_on_shards_is_the_in_memory_one(client, solver) -> None:
+    # the Newton solvers' first iterate (their option ``start``) on the shards: the same
+    # first objective and optimum as in memory from the same start
+    data = synthetic(4)
+    shards = ShardedRankingData.from_data(data, client, 3)
+    start = fit_formulation(RankSVM(data, C=0.1, loss="squared_hinge"), solver).w
+    memory = RankSVM(data, C=2.0, loss="squared_hinge")
+    ref = fit_formulation(memory, solver, start=start)
+    run = fit_sharded(ShardedRankSVM(shards, C=2.0, loss="squared_hinge"), solver, start=start)
+    assert run.trace.primal[0] == pytest.approx(memory.primal_value(start), rel=1e-12)
+    assert run.trace.primal[0] == pytest.approx(ref.trace.primal[0], rel=1e-12)
+    assert_same_optimum(run, ref, memory)
+
+
 @pytest.mark.parametrize("loss", ["squared_hinge", "huber"])
 def test_the_shards_compensated_gradient_is_the_in_memory_one(client, loss) -> None:
     """Each shard's double-word part of the gradient (no pairs built), summed on the client:
