@@ -1,8 +1,10 @@
 r"""The two passes of the O(n log n) pairwise loss (PRSVM+, Chapelle & Keerthi 2010, Sect. 4).
 
-:class:`~cvxrank.formulations.pair_losses.SortedPairLoss` sorts the block entries with numpy
-and hands the order to two passes, which walk each block once forward (the upper entries
-before each position) and once backward (the lower entries after it):
+:class:`~cvxrank.formulations.pair_losses.SortedPairLoss` sorts the block entries (by
+merging the sorted grades of each query, :func:`merged_order`, with the compiled passes;
+with numpy's stable sorts with the numpy ones: one order, ties by :func:`tie_rank`) and
+hands the order to two passes, which walk each block once forward (the upper entries before
+each position) and once backward (the lower entries after it):
 
 * :func:`block_sums`: the loss, its gradient in the scores and the margin-weighted hinge
   sum, plus the number of active partners of every entry (the paper's :math:`\alpha_k`);
@@ -85,8 +87,9 @@ NUMPY_BUDGET = 0.5
 MAX_PADDING = 8.0
 
 #: Most entries for which the numpy passes are used without the ahead-of-time module: a larger
-#: problem loads the compiled passes before its first pass, decided from its size alone, and
-#: sorts by merging (:func:`merged_order`). Loading them just in time costs 0.55-0.6 s
+#: problem loads the compiled passes before its first pass, decided from its size alone (and
+#: sorts by merging, :func:`merged_order`, as the compiled passes do). Loading them just in
+#: time costs 0.55-0.6 s
 #: of CPU and about 110 MB of resident memory (numba and LLVM). A squared-hinge fit at C = 1
 #: on OHSUMED Fold1 (16,736 entries) spends about 0.1 s in the numpy passes; on 10^5
 #: synthetic documents x 46 features with 5 grades (280,000 entries; C = 5e-5 to 100,
