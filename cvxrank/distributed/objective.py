@@ -63,7 +63,23 @@ class ShardedObjective(WeightedByC, Objective):
     def __init__(self, data: ShardedRankingData, build: Callable[..., Any], *, C: float,
                  **options: Any) -> None:
         super().__init__(data, C=C)  # type: ignore[arg-type]  (C's range, magnitudes)
-        self._shards = data.client.map(build, data.futures, C=self.C, **options, pure=False)
+        from dask.distributed import wait
+
+        client = data.client
+        wait(data.futures)  # read (from files) or scattered: where they are is known
+        holders = client.who_has(data.futures)
+        workers = sorted(client.scheduler_info().get("workers", {}))
+        places = _least_loaded([workers] * len(data.futures),
+                               [s.n_documents for s in data.summaries],
+                               prefer=[holders.get(f.key, ()) for f in data.futures])
+        # each formulation built on the worker chosen for its shard, the documents balanced
+        # over the workers (a worker that does not hold the shard fetches it once): left to
+        # the scheduler, every one may be built on one worker (where a shard from memory is
+        # after the scheduler's memory manager has dropped its second copy)
+        self._shards = [client.submit(build, future, C=self.C, **options, pure=False,
+                                      workers=None if worker is None else [worker],
+                                      allow_other_workers=True)
+                        for future, worker in zip(data.futures, places, strict=True)]
         self._placement: list[tuple[str | None, list[int]]] | None = None
         self._groups()  # the shards' formulations built (as an in-memory one is) and placed
         self.clock: dict[str, float] = {}
@@ -93,15 +109,11 @@ class ShardedObjective(WeightedByC, Objective):
                 if future.status == "error":
                     future.result()
             holders = client.who_has(self._shards)
+            places = _least_loaded([holders.get(f.key, ()) for f in self._shards],
+                                   [s.n_documents for s in self.data.summaries])
             by_worker: dict[str | None, list[int]] = {}
-            load: dict[str | None, int] = {}
-            for i, future in enumerate(self._shards):
-                # a shard held by several workers (split from memory: kept on two) goes to
-                # the one with the fewest documents so far, so that the calls' work splits
-                where = sorted(holders.get(future.key, ())) or [None]
-                worker = min(where, key=lambda w: load.get(w, 0))
+            for i, worker in enumerate(places):
                 by_worker.setdefault(worker, []).append(i)
-                load[worker] = load.get(worker, 0) + self.data.summaries[i].n_documents
             self._placement = list(by_worker.items())
         return self._placement
 
@@ -140,6 +152,21 @@ class ShardedObjective(WeightedByC, Objective):
         self.clock["shard_calls"] += 1
         self.clock["payload_bytes"] += sent + sum(_returned_bytes(r) for r in results)
         return results
+
+
+def _least_loaded(candidates: list[Any], sizes: list[int],
+                  prefer: list[Any] | None = None) -> list[str | None]:
+    """For each shard, of its ``candidates`` (workers), the one with the fewest documents
+    (``sizes``) so far, so that the calls' work splits; at equal load one of ``prefer``
+    (the workers that hold the shard already). None for a shard without candidates."""
+    load: dict[str | None, int] = {}
+    places: list[str | None] = []
+    for i, (where, size) in enumerate(zip(candidates, sizes, strict=True)):
+        held = set(prefer[i]) if prefer is not None else set()
+        worker = min(sorted(where) or [None], key=lambda w: (load.get(w, 0), w not in held))
+        load[worker] = load.get(worker, 0) + size
+        places.append(worker)
+    return places
 
 
 def _returned_bytes(result: Any) -> int:

@@ -263,6 +263,24 @@ def test_shards_kept_on_two_workers_split_their_calls(client) -> None:
     assert sorted(len(members) for _, members in groups) == [2, 2]
 
 
+def test_shards_on_one_worker_are_built_over_both(client) -> None:
+    """Every shard held by one worker (as a shard from memory is once the scheduler's memory
+    manager has dropped its second copy, or a file read there): the formulations are built
+    half on each worker, so the calls' work still splits (a regression: they were all built
+    where the data were, and DORM's sharded iteration took 1.05x the in-memory one)."""
+    first = sorted(client.scheduler_info()["workers"])[0]
+    data = synthetic(10)
+    parts = [data.subset(q) for q in balanced_split(data, 4)]
+    futures = client.scatter(parts, hash=False, workers=[first])
+    shards = ShardedRankingData._summarized(client, futures)
+    assert {w for held in client.who_has(futures).values() for w in held} == {first}
+    for objective in (ShardedRankSVM(shards, C=1.0, loss="squared_hinge"),
+                      ShardedQueryBlocks(shards, DORM, loss="ndcg@10", C=1.0)):
+        groups = objective._groups()
+        assert sorted(len(members) for _, members in groups) == [2, 2]
+        assert len({worker for worker, _ in groups}) == 2
+
+
 def test_ohsumed_five_folds_in_shards_give_the_in_memory_optima(shared_data, client) -> None:
     root = shared_data / "letor3_ohsumed" / "QueryLevelNorm"
     for fold, n_shards in zip(range(1, 6), (4, 5, 6, 7, 8), strict=True):
