@@ -141,7 +141,11 @@ class ShardedRankingData:
         """``data`` split into ``n_shards`` shards of consecutive whole queries with about the
         same number of documents (:func:`balanced_split`), sent to the workers (each kept on
         two workers when there are two or more: a shard from memory has no file to re-read
-        after a worker is lost)."""
+        after a worker is lost). The scheduler's active memory manager, where it runs (Dask's
+        default), drops the second copy within seconds: a worker lost after that loses its
+        shards for good, and a fit on them ends with its last certified iterate
+        (:class:`~cvxrank.distributed.objective.ShardsLost`); shards read from files are read
+        again elsewhere."""
         parts = [data.subset(queries) for queries in balanced_split(data, n_shards)]
         futures = client.scatter(parts, hash=False)
         if len(client.scheduler_info().get("workers", {})) >= 2:
