@@ -15,7 +15,8 @@ coordinate of its own the cap becomes :math:`1^\top \lambda = \kappa` and the ma
 QP over one simplex, :math:`\min \tfrac12 \lambda^\top Q \lambda - c^\top\lambda`, whose
 Gram matrix :math:`Q = G G^\top` the working set keeps up to date (one row per new cut).
 :func:`simplex_qp` solves it by a primal active-set method warm-started from the last
-master's multipliers: a few KKT solves per new cut.
+master's multipliers: a few KKT solves per new cut, in compiled loops where the kernels are
+built or loaded (:mod:`cvxrank.numerics.simplex_kernels`), else in numpy.
 
 **Several blocks** (the n-slack cutting plane): a
 slack coordinate :math:`s_i \ge 0` per block (a zero cut) turns each cap into
@@ -148,7 +149,8 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, total: float, x0: np.ndarray | None
     ridge = MASTER_RIDGE * largest
     guard = _CycleGuard("the one-block master QP", max_iter, out_of_time)
     if simplex_kernels.KERNELS.use_compiled():
-        return _compiled_active_set(Q, np.ascontiguousarray(b, dtype=np.float64), total, x,
+        return _compiled_active_set(np.asarray(Q, dtype=np.float64),
+                                    np.ascontiguousarray(b, dtype=np.float64), total, x,
                                     support, solved, ridge, tol, guard)
     start = time.perf_counter()
     try:
