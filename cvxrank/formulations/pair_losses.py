@@ -357,7 +357,7 @@ class SortedPairLoss:
         """The entries by :func:`sorted_kernels.tie_rank`, then position (the numpy sorts'
         start)."""
         b = self.blocks
-        late = sorted_kernels.tie_rank(b.upper, b.weight < 0).astype(bool)
+        late = sorted_kernels.tie_rank(b.upper, b.weight < 0)
         return np.concatenate([np.flatnonzero(~late), np.flatnonzero(late)])
 
     def evaluate(self, s: np.ndarray) -> LossEvaluation:

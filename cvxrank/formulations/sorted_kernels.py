@@ -343,9 +343,10 @@ def _merged_order(values: np.ndarray, scores: np.ndarray, run_doc: np.ndarray,
 
 def tie_rank(upper: np.ndarray, negative: np.ndarray) -> np.ndarray:
     r"""The order of tied entries of a block (equal values), after which entry order decides:
-    0 for every entry of a block of positive weight (the upper entries, which come first in
-    a block, before the lower ones), and in a block of negative weight (the second block of a
-    capped ramp, weight -c) 1 for its upper entries (after the lower ones).
+    False (first) for every entry of a block of positive weight (the upper entries, which
+    come first in a block, before the lower ones), and in a block of negative weight (the
+    second block of a capped ramp, weight -c) True for its upper entries (after the lower
+    ones).
 
     A tie of an upper and a lower entry is a pair at a kink of the ramp, where the passes
     count the pair as below its margin when the lower entry comes later: its generalized
@@ -361,7 +362,7 @@ def tie_rank(upper: np.ndarray, negative: np.ndarray) -> np.ndarray:
     negative : ndarray of bool, shape (E,)
         Whether each entry's block has a negative weight.
     """
-    return (upper & negative).astype(np.uint8)
+    return upper & negative
 
 
 def merged_order(values: np.ndarray, scores: np.ndarray, runs: Runs, segments: Segments,

@@ -207,12 +207,12 @@ def solve_truncated_newton(
     """
     name = _engine_solver(engine)
     require(formulation, name, ENGINE_NEEDS[engine])
-    # products with X of tens of columns: one BLAS thread (utils.threads.product_threads)
     if start is not None:
         start = np.array(start, dtype=np.float64).ravel()
         if start.shape != (formulation.data.n_features,) or not np.all(np.isfinite(start)):
             raise ValueError(f"start must be {formulation.data.n_features} finite weights, "
                              f"got shape {start.shape}")
+    # products with X of tens of columns: one BLAS thread (utils.threads.product_threads)
     with blas_threads(product_threads(formulation.data.n_features)):
         return _truncated_newton(formulation, options, engine, name, max_cg_iter, start)
 
@@ -243,7 +243,7 @@ def _truncated_newton(f: Any, options: SolverOptions, engine: str, name: str,
     stalled = False
     while True:
         loss_gradient = model.loss_gradient()
-        if at_zero is None and k == 0 and start is None:
+        if k == 0 and start is None:
             at_zero = (float(ev.value), float(loss_gradient @ loss_gradient))
         g = w + C * loss_gradient
         g_norm = float(np.linalg.norm(g))
